@@ -1,0 +1,53 @@
+using Bank;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Snapper;
+using Snapper.Hosting;
+
+// One silo with localhost clustering and Snapper, in this process; settings from the "Snapper" section.
+var builder = Host.CreateApplicationBuilder(args);
+builder.Logging.SetMinimumLevel(LogLevel.Warning).AddFilter("Orleans", LogLevel.Error);
+builder.UseOrleans(silo => silo
+    .UseLocalhostClustering()
+    .AddSnapper(builder.Configuration.GetSection(SnapperOptions.SectionName)));
+using var host = builder.Build();
+await host.StartAsync();
+var grains = host.Services.GetRequiredService<IGrainFactory>();
+IAccountActor Account(long id) => grains.GetGrain<IAccountActor>(id);
+
+long[] ids = [0, 1, 2, 3, 4];
+foreach (var id in ids)
+{
+    var account = Account(id);
+    await account.StartTxn(account.Deposit, 100m);
+}
+
+Console.WriteLine($"Opened {ids.Length} accounts with 100 each.");
+
+var first = Account(0);
+var left = await first.StartTxn(first.Transfer, new TransferInput(To: 1, Amount: 30m));
+Console.WriteLine($"committed  Transfer 0 -> 1 of 30; account 0 has {left} left");
+
+var payer = Account(2);
+left = await payer.StartTxn(payer.MultiTransfer, new MultiTransferInput(To: [0, 1, 3, 4], Amount: 10m));
+Console.WriteLine($"committed  MultiTransfer 2 -> [0, 1, 3, 4] of 10 each, in parallel; account 2 has {left} left");
+
+var poor = Account(3);
+try
+{
+    await poor.StartTxn(poor.Transfer, new TransferInput(To: 4, Amount: 1_000m));
+    Console.WriteLine("unexpected: the overdraft committed");
+    return 1;
+}
+catch (TransactionAbortedException abort)
+{
+    Console.WriteLine($"rejected   Transfer 3 -> 4 of 1000: transaction {abort.Tid} aborted, reason {abort.Reason}: {abort.InnerException?.Message}");
+}
+
+var balances = await first.StartTxn(first.Balances, ids);
+Console.WriteLine("Final balances: " + string.Join(", ", ids.Select((id, i) => $"{id}={balances[i]}")));
+Console.WriteLine($"Total: {balances.Sum()} (expected {ids.Length * 100m})");
+
+await host.StopAsync();
+return balances.Sum() == ids.Length * 100m ? 0 : 1;

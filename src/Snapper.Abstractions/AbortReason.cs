@@ -1,0 +1,30 @@
+namespace Snapper;
+
+/// <summary>Why a transaction was aborted. Carried by <see cref="TransactionAbortedException"/>.</summary>
+[GenerateSerializer]
+public enum AbortReason
+{
+    /// <summary>User code threw; the original exception is the inner exception.</summary>
+    UserException,
+
+    /// <summary>Wait-die: a younger transaction asked for a lock held or awaited by an older one.</summary>
+    WaitDie,
+
+    /// <summary>A lock wait exceeded <c>SnapperOptions.LockWaitTimeout</c>.</summary>
+    LockTimeout,
+
+    /// <summary>A participant voted no, or did not answer the prepare within <c>SnapperOptions.PrepareTimeout</c>.</summary>
+    PrepareFailed,
+
+    /// <summary>A participant held the transaction without hearing from its first actor for longer than <c>SnapperOptions.ParticipantTimeout</c>.</summary>
+    ParticipantTimeout,
+
+    /// <summary>The transaction's methods ran longer than <c>SnapperOptions.ExecutionTimeout</c>.</summary>
+    ExecutionTimeout,
+
+    /// <summary>A method returned while a <c>CallActor</c> it started was still running (a call that was not awaited).</summary>
+    UnawaitedCall,
+
+    /// <summary>A call inside the transaction named an unknown method, passed a wrong input, or used the API outside the transaction.</summary>
+    InvalidCall,
+}

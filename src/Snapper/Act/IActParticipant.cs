@@ -1,0 +1,24 @@
+namespace Snapper.Act;
+
+/// <summary>
+/// The 2PC side of a transactional actor (thesis §3.3.3.3): the first actor of an ACT coordinates, every
+/// other actor it touched is a participant. Presumed abort: an actor that has no record of a transaction
+/// treats it as aborted.
+/// </summary>
+public interface IActParticipant : IGrain
+{
+    /// <summary>Phase one. A participant that only read releases its lock here and takes no part in phase two.</summary>
+    Task<PrepareVote> Prepare(long tid);
+
+    /// <summary>Phase two, commit: installs the transaction's writes and releases its lock. Idempotent.</summary>
+    Task Commit(long tid);
+
+    /// <summary>Abort: discards the transaction's writes and releases its lock. Idempotent.</summary>
+    Task Abort(long tid);
+
+    /// <summary>
+    /// Asked of a transaction's first actor by a prepared participant that has waited too long for the
+    /// decision. An undecided transaction is decided as aborted by this question.
+    /// </summary>
+    Task<TxnOutcome> Resolve(long tid);
+}

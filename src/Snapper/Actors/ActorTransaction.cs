@@ -1,0 +1,59 @@
+namespace Snapper.Actors;
+
+/// <summary>Where a transaction stands on one actor.</summary>
+internal enum ActorTxnPhase
+{
+    /// <summary>Running methods; may still take locks and call other actors.</summary>
+    Active,
+
+    /// <summary>First actor only: collecting prepare votes.</summary>
+    Preparing,
+
+    /// <summary>Participant only: voted to commit; waits for the decision with its lock held.</summary>
+    Prepared,
+
+    /// <summary>Ended: committed or aborted, removed from the actor.</summary>
+    Ended,
+}
+
+/// <summary>
+/// The bookkeeping of one transaction on one actor: its private copy of the state, whether it wrote, the
+/// calls it has running, and the participants it learned from its calls (thesis Fig. 3.5, TxnExeInfo).
+/// </summary>
+internal sealed class ActorTransaction<TState>(TxnContext context, bool isRoot)
+    where TState : class
+{
+    public TxnContext Context { get; } = context;
+
+    public long Tid => Context.Tid;
+
+    /// <summary>True on the transaction's first actor, which coordinates its 2PC.</summary>
+    public bool IsRoot { get; } = isRoot;
+
+    public ActorTxnPhase Phase { get; set; } = ActorTxnPhase.Active;
+
+    /// <summary>The transaction's own copy of the actor state, made at its first <c>GetState</c>.</summary>
+    public TState? Working { get; set; }
+
+    /// <summary>True once <c>GetState</c> granted <see cref="AccessMode.ReadWrite"/>: the copy is installed at commit.</summary>
+    public bool Wrote { get; set; }
+
+    /// <summary>Methods of this transaction executing on this actor now.</summary>
+    public int RunningMethods { get; set; }
+
+    /// <summary><c>CallActor</c> calls made from this actor that have not returned yet.</summary>
+    public int OutstandingCalls { get; set; }
+
+    /// <summary>Actors this transaction touched through calls made from here (transitively).</summary>
+    public HashSet<GrainId> Participants { get; } = new();
+
+    /// <summary>Set when the transaction can no longer commit; the first failure wins.</summary>
+    public TransactionAbortedException? Doomed { get; private set; }
+
+    /// <summary>When the transaction last did something here (<see cref="Environment.TickCount64"/>).</summary>
+    public long LastActivity { get; private set; } = Environment.TickCount64;
+
+    public void Touch() => LastActivity = Environment.TickCount64;
+
+    public void Doom(TransactionAbortedException reason) => Doomed ??= reason;
+}

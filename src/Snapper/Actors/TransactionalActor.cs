@@ -1,0 +1,498 @@
+using System.Runtime.CompilerServices;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+using Orleans.Concurrency;
+using Snapper.Act;
+
+namespace Snapper;
+
+/// <summary>
+/// Base class of a transactional actor (thesis §3.2.2.2). Derive from it, implement your interface that
+/// derives from <see cref="ITransactionalActor"/>, read and write the state only through
+/// <see cref="GetState"/>, and call other actors only through <c>CallActor</c>.
+/// Clients start transactions with <c>actor.StartTxn(actor.Method, input)</c>.
+/// </summary>
+/// <typeparam name="TState">
+/// The actor's state: a class Orleans can copy (mark it <c>[GenerateSerializer]</c>). <see cref="GetState"/>
+/// returns the transaction's own copy; change it in place. The copy replaces the committed state only if
+/// the transaction commits.
+/// </typeparam>
+/// <remarks>
+/// The grain is reentrant: methods of different transactions interleave at awaits, and concurrency control
+/// decides who may touch the state. Invariants (ACT, thesis §3.3.3):
+/// <list type="bullet">
+/// <item>No transaction sees another's uncommitted writes: writes go to a private copy, installed at commit
+/// while the writer still holds the exclusive lock (strict 2PL).</item>
+/// <item>Locks are released only when the transaction ends here: at commit, at abort, or at prepare for a
+/// participant that only read.</item>
+/// <item>The first actor knows every participant before it starts 2PC: each call returns the participants
+/// it touched, and a method may not return while a call it started is still running.</item>
+/// <item>Every wait is bounded by a <see cref="Hosting.SnapperOptions"/> timeout that ends in an abort.</item>
+/// </list>
+/// </remarks>
+[Reentrant]
+public abstract class TransactionalActor<TState> : Grain, ITransactionalActor, IActParticipant
+    where TState : class, new()
+{
+    private readonly Dictionary<long, Actors.ActorTransaction<TState>> _transactions = new();
+    private readonly RecentOutcomes _ended = new();
+    private readonly WaitDieLock _lock = new();
+    private Actors.SnapperRuntime _runtime = null!;
+    private Actors.TransactionalMethodTable _methods = null!;
+    private ILogger _logger = null!;
+    private GrainId _self;
+    private TState _committed = null!;
+    private IGrainTimer? _watchdog;
+
+    /// <summary>The committed state as of now, outside any transaction. For inspection only; it is not locked.</summary>
+    protected TState CommittedState => _committed;
+
+    /// <inheritdoc />
+    public override Task OnActivateAsync(CancellationToken cancellationToken)
+    {
+        _runtime = ServiceProvider.GetService<Actors.SnapperRuntime>()
+            ?? throw new SnapperException("Snapper is not configured in this silo: call siloBuilder.AddSnapper().");
+        _methods = _runtime.Methods.For(GetType());
+        _logger = ServiceProvider.GetRequiredService<ILoggerFactory>().CreateLogger(GetType());
+        _self = this.GetGrainId();
+        _committed = CreateInitialState();
+        return base.OnActivateAsync(cancellationToken);
+    }
+
+    /// <summary>The state of an actor that no transaction has written yet. Default: <c>new TState()</c>.</summary>
+    protected virtual TState CreateInitialState() => new();
+
+    /// <summary>
+    /// Gives the transaction access to this actor's state (thesis Fig. 3.1). Waits for the lock as S2PL with
+    /// wait-die requires; returns the transaction's own copy of the state, the same object on every call.
+    /// </summary>
+    /// <exception cref="TransactionAbortedException">The transaction must abort (wait-die, lock timeout, or it was aborted meanwhile).</exception>
+    /// <exception cref="TransactionNotActiveException">The context's transaction is not running on this actor.</exception>
+    protected async Task<TState> GetState(TxnContext context, AccessMode mode)
+    {
+        var txn = RequireActive(context);
+        if (!_lock.Holds(txn.Tid, mode))
+        {
+            try
+            {
+                await _lock.AcquireAsync(txn.Tid, mode, _runtime.Options.LockWaitTimeout);
+            }
+            catch (TransactionAbortedException abort)
+            {
+                txn.Doom(abort);
+                throw;
+            }
+
+            if (txn.Phase != Actors.ActorTxnPhase.Active)
+            {
+                // Aborted while it waited; the lock was released with it.
+                throw (SnapperException?)txn.Doomed ?? new TransactionNotActiveException(txn.Tid, "it ended while waiting for the lock.");
+            }
+        }
+
+        txn.Touch();
+        if (mode == AccessMode.ReadWrite)
+        {
+            txn.Wrote = true;
+        }
+
+        return txn.Working ??= _runtime.Copy(_committed);
+    }
+
+    /// <summary>
+    /// Calls a transactional method of another actor (or of this one) inside the transaction (thesis Fig. 3.1).
+    /// Name the method by its method group on the actor reference, as in <c>CallActor(ctx, account.Deposit, 10m)</c>.
+    /// Calls may run in parallel (<c>Task.WhenAll</c>), but each must be awaited before the method returns.
+    /// </summary>
+    /// <exception cref="TransactionAbortedException">The call failed; the whole transaction will abort, even if this is caught.</exception>
+    // A method returning Task<T> also converts to the Task overload, which C# would otherwise prefer.
+    [OverloadResolutionPriority(1)]
+    protected async Task<TResult> CallActor<TInput, TResult>(TxnContext context, Func<TxnContext, TInput, Task<TResult>> method, TInput input)
+    {
+        var actor = TransactionalMethod.TargetOf(method);
+        var result = await CallCore(context, actor, TransactionalMethod.NameOf(actor, method), input);
+        return result is null ? default! : (TResult)result;
+    }
+
+    /// <summary>Calls a transactional method that returns no result; see <see cref="CallActor{TInput, TResult}"/>.</summary>
+    protected Task CallActor<TInput>(TxnContext context, Func<TxnContext, TInput, Task> method, TInput input)
+    {
+        var actor = TransactionalMethod.TargetOf(method);
+        return CallCore(context, actor, TransactionalMethod.NameOf(actor, method), input);
+    }
+
+    async Task<TxnResponse> ITransactionalActor.StartTxn(TxnRequest request)
+    {
+        var method = _methods.Resolve(request.Method, request.Input);
+        if (request.AccessInfo is not null)
+        {
+            throw TransactionalActorExtensions.PactNotSupported();
+        }
+
+        var context = await _runtime.CoordinatorFor(_self).NewAct(_self);
+        var txn = Begin(context, isRoot: true);
+        var (result, failure) = await RunMethodAsync(txn, method, request.Input, _runtime.Options.ExecutionTimeout);
+        failure ??= await CommitAsync(txn);
+        if (failure is not null)
+        {
+            await AbortEverywhereAsync(txn, failure);
+            _runtime.Metrics.Aborted(context.Mode, failure.Reason);
+            throw failure;
+        }
+
+        _runtime.Metrics.Committed(context.Mode);
+        return new TxnResponse(result);
+    }
+
+    async Task<CallResponse> ITransactionalActor.ExecuteCall(CallRequest request)
+    {
+        var method = _methods.Resolve(request.Method, request.Input);
+        var context = request.Context;
+        if (!_transactions.TryGetValue(context.Tid, out var txn))
+        {
+            if (_ended.TryGet(context.Tid, out var outcome))
+            {
+                throw new TransactionNotActiveException(context.Tid, $"it already ended on this actor ({outcome}).");
+            }
+
+            txn = Begin(context, isRoot: false);
+            EnsureWatchdog();
+        }
+        else if (txn.Phase != Actors.ActorTxnPhase.Active)
+        {
+            throw new TransactionNotActiveException(context.Tid, $"it is {txn.Phase} on this actor and takes no more calls.");
+        }
+
+        var (result, failure) = await RunMethodAsync(txn, method, request.Input, timeout: null);
+        if (failure is not null)
+        {
+            txn.Doom(failure);
+        }
+
+        txn.Participants.Add(_self);
+        return new CallResponse(result, [.. txn.Participants], failure);
+    }
+
+    /// <summary>Runs one transactional method and classifies how it failed, if it did.</summary>
+    private async Task<(object? Result, TransactionAbortedException? Failure)> RunMethodAsync(
+        Actors.ActorTransaction<TState> txn, Actors.TransactionalMethodInvoker method, object? input, TimeSpan? timeout)
+    {
+        txn.RunningMethods++;
+        var run = method.Invoke(this, txn.Context, input);
+        try
+        {
+            var result = timeout is { } bound ? await run.WaitAsync(bound) : await run;
+            return (result, txn.Doomed ?? UnawaitedCallCheck(txn));
+        }
+        catch (TimeoutException) when (!run.IsCompleted)
+        {
+            return (null, new TransactionAbortedException(txn.Tid, AbortReason.ExecutionTimeout, $"its methods ran longer than {timeout}."));
+        }
+        catch (Exception exception)
+        {
+            return (null, txn.Doomed ?? Classify(txn.Tid, exception));
+        }
+        finally
+        {
+            txn.RunningMethods--;
+            txn.Touch();
+        }
+    }
+
+    private static TransactionAbortedException? UnawaitedCallCheck(Actors.ActorTransaction<TState> txn) =>
+        txn.RunningMethods == 1 && txn.OutstandingCalls > 0
+            ? new TransactionAbortedException(txn.Tid, AbortReason.UnawaitedCall,
+                $"a method returned while {txn.OutstandingCalls} call(s) it started had not finished; await every CallActor.")
+            : null;
+
+    private static TransactionAbortedException Classify(long tid, Exception exception) => exception switch
+    {
+        TransactionAbortedException aborted when aborted.Tid == tid => aborted,
+        TransactionNotActiveException or TransactionalMethodNotFoundException or TransactionInputException =>
+            new TransactionAbortedException(tid, AbortReason.InvalidCall, exception.Message, exception),
+        _ => new TransactionAbortedException(tid, AbortReason.UserException, $"{exception.GetType().Name}: {exception.Message}", exception),
+    };
+
+    private async Task<object?> CallCore(TxnContext context, ITransactionalActor actor, string method, object? input)
+    {
+        var txn = RequireActive(context);
+        txn.OutstandingCalls++;
+        CallResponse response;
+        try
+        {
+            response = await actor.ExecuteCall(new CallRequest(context, method, input));
+        }
+        catch (Exception exception)
+        {
+            // The callee refused the call before joining the transaction (unknown method, wrong input,
+            // transaction already ended there), so it holds nothing of it.
+            var abort = Classify(context.Tid, exception);
+            txn.Doom(abort);
+            throw abort;
+        }
+        finally
+        {
+            txn.OutstandingCalls--;
+            txn.Touch();
+        }
+
+        txn.Participants.UnionWith(response.Participants);
+        if (txn.Phase != Actors.ActorTxnPhase.Active)
+        {
+            // The transaction ended here while the call ran; the actors it reached must not wait for a decision.
+            _ = AbortParticipantsAsync(context.Tid, response.Participants);
+            throw (SnapperException?)txn.Doomed ?? new TransactionNotActiveException(context.Tid, "it ended while the call was running.");
+        }
+
+        if (response.Failure is { } failure)
+        {
+            txn.Doom(failure);
+            throw failure;
+        }
+
+        return response.Result;
+    }
+
+    /// <summary>2PC with presumed abort, run by the first actor. Returns null when committed, else why not.</summary>
+    private async Task<TransactionAbortedException?> CommitAsync(Actors.ActorTransaction<TState> txn)
+    {
+        txn.Participants.Remove(_self);
+        if (txn.Participants.Count == 0)
+        {
+            // A single-actor ACT commits without any message.
+            End(txn, TxnOutcome.Committed);
+            return null;
+        }
+
+        txn.Phase = Actors.ActorTxnPhase.Preparing;
+        var participants = txn.Participants.ToArray();
+        PrepareVote[] votes;
+        try
+        {
+            _runtime.Metrics.PreparesSent(participants.Length);
+            votes = await Task.WhenAll(participants.Select(p => _runtime.Participant(p).Prepare(txn.Tid)))
+                .WaitAsync(_runtime.Options.PrepareTimeout);
+        }
+        catch (Exception exception)
+        {
+            return new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed, $"prepare did not complete: {exception.Message}", exception);
+        }
+
+        if (txn.Doomed is { } doomed)
+        {
+            // A participant asked for the decision while votes were collected and was told "aborted".
+            return doomed;
+        }
+
+        var refused = Array.IndexOf(votes, PrepareVote.No);
+        if (refused >= 0)
+        {
+            return new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed, $"participant {participants[refused]} voted no.");
+        }
+
+        // The decision is taken here: recorded before any commit message, so that Resolve answers it.
+        End(txn, TxnOutcome.Committed);
+        var writers = participants.Where((_, i) => votes[i] == PrepareVote.Prepared).ToArray();
+        if (writers.Length > 0)
+        {
+            _runtime.Metrics.CommitsSent(writers.Length);
+            try
+            {
+                await Task.WhenAll(writers.Select(p => _runtime.Participant(p).Commit(txn.Tid))).WaitAsync(_runtime.Options.PrepareTimeout);
+            }
+            catch (Exception exception)
+            {
+                // Committed regardless: a participant that missed the message asks this actor (Resolve).
+                _logger.LogWarning(exception, "Commit of transaction {Tid} not acknowledged by every participant; they will resolve it", txn.Tid);
+            }
+        }
+
+        return null;
+    }
+
+    private async Task AbortEverywhereAsync(Actors.ActorTransaction<TState> txn, TransactionAbortedException reason)
+    {
+        txn.Doom(reason);
+        End(txn, TxnOutcome.Aborted);
+        txn.Participants.Remove(_self);
+        await AbortParticipantsAsync(txn.Tid, txn.Participants);
+    }
+
+    private async Task AbortParticipantsAsync(long tid, IEnumerable<GrainId> participants)
+    {
+        var others = participants.Where(p => p != _self).ToArray();
+        if (others.Length == 0)
+        {
+            return;
+        }
+
+        try
+        {
+            await Task.WhenAll(others.Select(p => _runtime.Participant(p).Abort(tid))).WaitAsync(_runtime.Options.PrepareTimeout);
+        }
+        catch (Exception exception)
+        {
+            // Presumed abort: a participant that missed this aborts on its own after ParticipantTimeout.
+            _logger.LogWarning(exception, "Abort of transaction {Tid} not acknowledged by every participant", tid);
+        }
+    }
+
+    Task<PrepareVote> IActParticipant.Prepare(long tid)
+    {
+        if (!_transactions.TryGetValue(tid, out var txn) || txn.Phase != Actors.ActorTxnPhase.Active)
+        {
+            return Task.FromResult(PrepareVote.No);
+        }
+
+        if (txn.Doomed is not null || txn.RunningMethods > 0 || txn.OutstandingCalls > 0)
+        {
+            // Still running here although its first method returned: a call was not awaited somewhere.
+            txn.Doom(txn.Doomed ?? new TransactionAbortedException(tid, AbortReason.UnawaitedCall, "a method was still running at prepare."));
+            End(txn, TxnOutcome.Aborted);
+            return Task.FromResult(PrepareVote.No);
+        }
+
+        if (!txn.Wrote)
+        {
+            End(txn, TxnOutcome.Committed);
+            return Task.FromResult(PrepareVote.ReadOnly);
+        }
+
+        txn.Phase = Actors.ActorTxnPhase.Prepared;
+        txn.Touch();
+        return Task.FromResult(PrepareVote.Prepared);
+    }
+
+    Task IActParticipant.Commit(long tid)
+    {
+        if (_transactions.TryGetValue(tid, out var txn) && txn.Phase == Actors.ActorTxnPhase.Prepared)
+        {
+            End(txn, TxnOutcome.Committed);
+        }
+
+        return Task.CompletedTask;
+    }
+
+    Task IActParticipant.Abort(long tid)
+    {
+        if (_transactions.TryGetValue(tid, out var txn) && !txn.IsRoot)
+        {
+            txn.Doom(new TransactionAbortedException(tid, AbortReason.PrepareFailed, "aborted by its first actor."));
+            End(txn, TxnOutcome.Aborted);
+        }
+
+        return Task.CompletedTask;
+    }
+
+    Task<TxnOutcome> IActParticipant.Resolve(long tid)
+    {
+        if (_transactions.TryGetValue(tid, out var txn))
+        {
+            // Undecided: deciding "abort" now is always safe, and the first actor will act on it.
+            txn.Doom(new TransactionAbortedException(tid, AbortReason.ParticipantTimeout, "a participant timed out waiting for the decision."));
+            return Task.FromResult(TxnOutcome.Aborted);
+        }
+
+        return Task.FromResult(_ended.TryGet(tid, out var outcome) ? outcome : TxnOutcome.Aborted);
+    }
+
+    private Actors.ActorTransaction<TState> Begin(TxnContext context, bool isRoot)
+    {
+        var txn = new Actors.ActorTransaction<TState>(context, isRoot);
+        _transactions.Add(context.Tid, txn);
+        return txn;
+    }
+
+    private Actors.ActorTransaction<TState> RequireActive(TxnContext context)
+    {
+        ArgumentNullException.ThrowIfNull(context);
+        if (!_transactions.TryGetValue(context.Tid, out var txn))
+        {
+            throw new TransactionNotActiveException(context.Tid, _ended.TryGet(context.Tid, out var outcome)
+                ? $"it already ended on this actor ({outcome})."
+                : "this actor has not seen it; pass the context only to calls made through CallActor.");
+        }
+
+        if (txn.Phase != Actors.ActorTxnPhase.Active)
+        {
+            throw (SnapperException?)txn.Doomed ?? new TransactionNotActiveException(context.Tid, $"it is {txn.Phase} and can no longer run methods.");
+        }
+
+        return txn;
+    }
+
+    /// <summary>Ends the transaction here: installs its copy if it committed a write, releases its lock, remembers the outcome.</summary>
+    private void End(Actors.ActorTransaction<TState> txn, TxnOutcome outcome)
+    {
+        if (outcome == TxnOutcome.Committed && txn.Wrote && txn.Working is not null)
+        {
+            _committed = txn.Working;
+        }
+
+        txn.Phase = Actors.ActorTxnPhase.Ended;
+        _transactions.Remove(txn.Tid);
+        _ended.Record(txn.Tid, outcome);
+        _lock.Release(txn.Tid, txn.Doomed);
+    }
+
+    /// <summary>Starts the timer that bounds how long participants wait, while this actor has any.</summary>
+    private void EnsureWatchdog()
+    {
+        if (_watchdog is not null)
+        {
+            return;
+        }
+
+        var options = _runtime.Options;
+        var period = TimeSpan.FromTicks(Math.Min(options.ParticipantTimeout.Ticks, options.DecisionTimeout.Ticks) / 4);
+        _watchdog = this.RegisterGrainTimer(WatchParticipantsAsync, new GrainTimerCreationOptions(period, period) { Interleave = true });
+    }
+
+    private Task WatchParticipantsAsync()
+    {
+        var options = _runtime.Options;
+        var now = Environment.TickCount64;
+        var participants = 0;
+        foreach (var txn in _transactions.Values.Where(t => !t.IsRoot).ToArray())
+        {
+            participants++;
+            var idle = TimeSpan.FromMilliseconds(now - txn.LastActivity);
+            if (txn.Phase == Actors.ActorTxnPhase.Active && txn.RunningMethods == 0 && idle > options.ParticipantTimeout)
+            {
+                _logger.LogWarning("Transaction {Tid} idle for {Idle} without a decision; aborting it here", txn.Tid, idle);
+                txn.Doom(new TransactionAbortedException(txn.Tid, AbortReason.ParticipantTimeout, $"no prepare within {options.ParticipantTimeout}."));
+                End(txn, TxnOutcome.Aborted);
+            }
+            else if (txn.Phase == Actors.ActorTxnPhase.Prepared && idle > options.DecisionTimeout)
+            {
+                txn.Touch();
+                _ = ResolvePreparedAsync(txn);
+            }
+        }
+
+        _ended.Prune(options.OutcomeRetention);
+        if (participants == 0 && _ended.Count == 0)
+        {
+            _watchdog?.Dispose();
+            _watchdog = null;
+        }
+
+        return Task.CompletedTask;
+    }
+
+    private async Task ResolvePreparedAsync(Actors.ActorTransaction<TState> txn)
+    {
+        try
+        {
+            var outcome = await _runtime.Participant(txn.Context.Root).Resolve(txn.Tid);
+            if (txn.Phase == Actors.ActorTxnPhase.Prepared)
+            {
+                End(txn, outcome);
+            }
+        }
+        catch (Exception exception)
+        {
+            _logger.LogWarning(exception, "Could not resolve prepared transaction {Tid}; will ask again", txn.Tid);
+        }
+    }
+}

@@ -1,0 +1,145 @@
+using System.Linq.Expressions;
+using System.Reflection;
+
+namespace Snapper.Actors;
+
+/// <summary>
+/// The transactional methods of one actor class, found once per class: every method of an interface that
+/// derives from <see cref="ITransactionalActor"/> with the shape <c>Task M(TxnContext, TInput)</c> or
+/// <c>Task&lt;TResult&gt; M(TxnContext, TInput)</c>. Each is called through a compiled delegate, so a
+/// call costs a dictionary lookup and a type check, not reflection.
+/// </summary>
+internal sealed class TransactionalMethodTable
+{
+    private readonly Dictionary<string, TransactionalMethodInvoker> _methods;
+    private readonly string _actorType;
+
+    private TransactionalMethodTable(Type actorType, Dictionary<string, TransactionalMethodInvoker> methods)
+    {
+        _actorType = actorType.FullName ?? actorType.Name;
+        _methods = methods;
+    }
+
+    /// <summary>The method called <paramref name="name"/>, after checking that <paramref name="input"/> fits it.</summary>
+    /// <exception cref="TransactionalMethodNotFoundException">No transactional method has that name.</exception>
+    /// <exception cref="TransactionInputException">The input's type does not fit.</exception>
+    public TransactionalMethodInvoker Resolve(string name, object? input)
+    {
+        if (!_methods.TryGetValue(name, out var method))
+        {
+            throw new TransactionalMethodNotFoundException(_actorType, name);
+        }
+
+        method.CheckInput(input);
+        return method;
+    }
+
+    /// <summary>The names of all transactional methods.</summary>
+    public IReadOnlyCollection<string> Names => _methods.Keys;
+
+    public static TransactionalMethodTable Build(Type actorType)
+    {
+        var methods = new Dictionary<string, TransactionalMethodInvoker>(StringComparer.Ordinal);
+        var nullability = new NullabilityInfoContext();
+        foreach (var iface in actorType.GetInterfaces().Where(TransactionalMethod.IsTransactionalInterface))
+        {
+            foreach (var method in iface.GetMethods())
+            {
+                if (!IsTransactionalShape(method))
+                {
+                    continue;
+                }
+
+                if (methods.TryGetValue(method.Name, out var existing))
+                {
+                    // Names are what travels on the wire; two methods with one name could not be told apart.
+                    if (existing.Method == method)
+                    {
+                        continue;
+                    }
+
+                    throw new SnapperException(
+                        $"Actor type {actorType.FullName} has two transactional methods named '{method.Name}' " +
+                        $"({existing.Method.DeclaringType?.Name} and {method.DeclaringType?.Name}); transactional method names must be unique per actor.");
+                }
+
+                methods.Add(method.Name, TransactionalMethodInvoker.Create(method, nullability));
+            }
+        }
+
+        return new TransactionalMethodTable(actorType, methods);
+    }
+
+    private static bool IsTransactionalShape(MethodInfo method)
+    {
+        var parameters = method.GetParameters();
+        if (parameters.Length != 2 || parameters[0].ParameterType != typeof(TxnContext) || method.IsGenericMethodDefinition)
+        {
+            return false;
+        }
+
+        var returns = method.ReturnType;
+        return returns == typeof(Task) || (returns.IsGenericType && returns.GetGenericTypeDefinition() == typeof(Task<>));
+    }
+}
+
+/// <summary>One transactional method: its input contract and a compiled call.</summary>
+internal sealed class TransactionalMethodInvoker
+{
+    private readonly Func<object, TxnContext, object?, Task<object?>> _invoke;
+    private readonly Type _inputType;
+    private readonly bool _acceptsNull;
+
+    private TransactionalMethodInvoker(MethodInfo method, Type inputType, bool acceptsNull, Func<object, TxnContext, object?, Task<object?>> invoke)
+    {
+        Method = method;
+        _inputType = inputType;
+        _acceptsNull = acceptsNull;
+        _invoke = invoke;
+    }
+
+    public MethodInfo Method { get; }
+
+    public Task<object?> Invoke(object actor, TxnContext context, object? input) => _invoke(actor, context, input);
+
+    public void CheckInput(object? input)
+    {
+        if (input is null ? !_acceptsNull : !_inputType.IsInstanceOfType(input))
+        {
+            throw new TransactionInputException(Method.Name, _inputType.FullName ?? _inputType.Name, input?.GetType().FullName);
+        }
+    }
+
+    public static TransactionalMethodInvoker Create(MethodInfo method, NullabilityInfoContext nullability)
+    {
+        var inputParameter = method.GetParameters()[1];
+        var inputType = inputParameter.ParameterType;
+        var acceptsNull = inputType.IsValueType
+            ? Nullable.GetUnderlyingType(inputType) is not null
+            : nullability.Create(inputParameter).WriteState != NullabilityState.NotNull;
+
+        // (actor, ctx, input) => Box(((IFace)actor).M(ctx, (TInput)input))
+        var actor = Expression.Parameter(typeof(object), "actor");
+        var context = Expression.Parameter(typeof(TxnContext), "ctx");
+        var input = Expression.Parameter(typeof(object), "input");
+        var call = Expression.Call(
+            Expression.Convert(actor, method.DeclaringType!),
+            method,
+            context,
+            Expression.Convert(input, inputType));
+        var box = method.ReturnType == typeof(Task)
+            ? typeof(TransactionalMethodInvoker).GetMethod(nameof(BoxVoid), BindingFlags.NonPublic | BindingFlags.Static)!
+            : typeof(TransactionalMethodInvoker).GetMethod(nameof(BoxResult), BindingFlags.NonPublic | BindingFlags.Static)!
+                .MakeGenericMethod(method.ReturnType.GetGenericArguments()[0]);
+        var lambda = Expression.Lambda<Func<object, TxnContext, object?, Task<object?>>>(Expression.Call(box, call), actor, context, input);
+        return new TransactionalMethodInvoker(method, inputType, acceptsNull, lambda.Compile());
+    }
+
+    private static async Task<object?> BoxVoid(Task task)
+    {
+        await task;
+        return null;
+    }
+
+    private static async Task<object?> BoxResult<T>(Task<T> task) => await task;
+}

@@ -1,0 +1,35 @@
+using System.Diagnostics.Metrics;
+
+namespace Snapper.Diagnostics;
+
+/// <summary>
+/// Snapper's counters, on the meter "Snapper" (visible to dotnet-counters and OpenTelemetry):
+/// committed and aborted transactions (by mode and reason) and the 2PC messages sent.
+/// </summary>
+internal sealed class SnapperMetrics
+{
+    public const string MeterName = "Snapper";
+
+    private readonly Counter<long> _committed;
+    private readonly Counter<long> _aborted;
+    private readonly Counter<long> _prepares;
+    private readonly Counter<long> _commits;
+
+    public SnapperMetrics(IMeterFactory? meterFactory = null)
+    {
+        var meter = meterFactory?.Create(MeterName) ?? new Meter(MeterName);
+        _committed = meter.CreateCounter<long>("snapper.txn.committed", description: "Committed transactions.");
+        _aborted = meter.CreateCounter<long>("snapper.txn.aborted", description: "Aborted transactions, by reason.");
+        _prepares = meter.CreateCounter<long>("snapper.act.prepare.sent", description: "2PC prepare messages sent.");
+        _commits = meter.CreateCounter<long>("snapper.act.commit.sent", description: "2PC commit messages sent.");
+    }
+
+    public void Committed(TxnMode mode) => _committed.Add(1, new KeyValuePair<string, object?>("mode", mode.ToString()));
+
+    public void Aborted(TxnMode mode, AbortReason reason) => _aborted.Add(
+        1, new KeyValuePair<string, object?>("mode", mode.ToString()), new KeyValuePair<string, object?>("reason", reason.ToString()));
+
+    public void PreparesSent(int count) => _prepares.Add(count);
+
+    public void CommitsSent(int count) => _commits.Add(count);
+}

@@ -1,0 +1,42 @@
+namespace Snapper.Hosting;
+
+/// <summary>
+/// Settings of Snapper in a silo. Bind them from configuration with
+/// <c>siloBuilder.AddSnapper(configuration.GetSection("Snapper"))</c> or set them in code with
+/// <c>siloBuilder.AddSnapper(o =&gt; ...)</c>. Every wait in the protocol has one of these bounds.
+/// </summary>
+public sealed class SnapperOptions
+{
+    /// <summary>The configuration section name used by convention: "Snapper".</summary>
+    public const string SectionName = "Snapper";
+
+    /// <summary>Number of coordinator grains that hand out tids. Default: 2 per processor, at least 2.</summary>
+    public int Coordinators { get; set; } = Math.Max(2, 2 * Environment.ProcessorCount);
+
+    /// <summary>How many ACT tids a coordinator reserves at a time. Default: 1,000.</summary>
+    public int ActTidRangeSize { get; set; } = 1_000;
+
+    /// <summary>Longest an ACT waits for a lock before it aborts with <see cref="AbortReason.LockTimeout"/>. Default: 5 s.</summary>
+    public TimeSpan LockWaitTimeout { get; set; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>
+    /// Longest the first method of a transaction (with all the calls it awaits) may run before the transaction
+    /// aborts with <see cref="AbortReason.ExecutionTimeout"/>. Default: 15 s.
+    /// </summary>
+    public TimeSpan ExecutionTimeout { get; set; } = TimeSpan.FromSeconds(15);
+
+    /// <summary>Longest the first actor waits for all prepare votes (and for commit or abort acknowledgements). Default: 5 s.</summary>
+    public TimeSpan PrepareTimeout { get; set; } = TimeSpan.FromSeconds(5);
+
+    /// <summary>
+    /// Longest a participant keeps an unprepared transaction without hearing from it before it aborts the
+    /// transaction on its own. Must exceed <see cref="ExecutionTimeout"/>. Default: 30 s.
+    /// </summary>
+    public TimeSpan ParticipantTimeout { get; set; } = TimeSpan.FromSeconds(30);
+
+    /// <summary>How long a prepared participant waits for the decision before asking the first actor for it. Default: 10 s.</summary>
+    public TimeSpan DecisionTimeout { get; set; } = TimeSpan.FromSeconds(10);
+
+    /// <summary>How long an actor remembers the outcome of an ended transaction, for late messages. Default: 5 min.</summary>
+    public TimeSpan OutcomeRetention { get; set; } = TimeSpan.FromMinutes(5);
+}

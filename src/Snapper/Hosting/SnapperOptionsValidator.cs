@@ -1,0 +1,49 @@
+using Microsoft.Extensions.Options;
+
+namespace Snapper.Hosting;
+
+/// <summary>Rejects settings under which the protocol could not keep its bounds, with one message per problem.</summary>
+internal sealed class SnapperOptionsValidator : IValidateOptions<SnapperOptions>
+{
+    public ValidateOptionsResult Validate(string? name, SnapperOptions options)
+    {
+        var errors = new List<string>();
+        if (options.Coordinators < 1)
+        {
+            errors.Add($"{nameof(SnapperOptions.Coordinators)} must be at least 1 (was {options.Coordinators}).");
+        }
+
+        if (options.ActTidRangeSize < 1)
+        {
+            errors.Add($"{nameof(SnapperOptions.ActTidRangeSize)} must be at least 1 (was {options.ActTidRangeSize}).");
+        }
+
+        Positive(nameof(SnapperOptions.LockWaitTimeout), options.LockWaitTimeout);
+        Positive(nameof(SnapperOptions.ExecutionTimeout), options.ExecutionTimeout);
+        Positive(nameof(SnapperOptions.PrepareTimeout), options.PrepareTimeout);
+        Positive(nameof(SnapperOptions.ParticipantTimeout), options.ParticipantTimeout);
+        Positive(nameof(SnapperOptions.DecisionTimeout), options.DecisionTimeout);
+        Positive(nameof(SnapperOptions.OutcomeRetention), options.OutcomeRetention);
+
+        // A participant must not give up on a transaction whose first actor may still legitimately run it.
+        if (options.ParticipantTimeout <= options.ExecutionTimeout)
+        {
+            errors.Add($"{nameof(SnapperOptions.ParticipantTimeout)} ({options.ParticipantTimeout}) must exceed {nameof(SnapperOptions.ExecutionTimeout)} ({options.ExecutionTimeout}).");
+        }
+
+        if (options.OutcomeRetention <= options.ParticipantTimeout + options.DecisionTimeout)
+        {
+            errors.Add($"{nameof(SnapperOptions.OutcomeRetention)} ({options.OutcomeRetention}) must exceed {nameof(SnapperOptions.ParticipantTimeout)} + {nameof(SnapperOptions.DecisionTimeout)}.");
+        }
+
+        return errors.Count == 0 ? ValidateOptionsResult.Success : ValidateOptionsResult.Fail(errors);
+
+        void Positive(string setting, TimeSpan value)
+        {
+            if (value <= TimeSpan.Zero)
+            {
+                errors.Add($"{setting} must be positive (was {value}).");
+            }
+        }
+    }
+}

@@ -1,0 +1,42 @@
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.DependencyInjection.Extensions;
+using Microsoft.Extensions.Options;
+using Snapper.Actors;
+using Snapper.Diagnostics;
+
+namespace Snapper.Hosting;
+
+/// <summary>Adds Snapper to an Orleans silo.</summary>
+public static class SnapperSiloBuilderExtensions
+{
+    /// <summary>Adds Snapper with default settings, changed by <paramref name="configure"/>.</summary>
+    public static ISiloBuilder AddSnapper(this ISiloBuilder builder, Action<SnapperOptions>? configure = null)
+    {
+        AddServices(builder.Services);
+        if (configure is not null)
+        {
+            builder.Services.Configure(configure);
+        }
+
+        return builder;
+    }
+
+    /// <summary>Adds Snapper with settings bound from <paramref name="configuration"/> (usually the "Snapper" section).</summary>
+    public static ISiloBuilder AddSnapper(this ISiloBuilder builder, IConfiguration configuration)
+    {
+        AddServices(builder.Services);
+        builder.Services.Configure<SnapperOptions>(configuration);
+        return builder;
+    }
+
+    private static void AddServices(IServiceCollection services)
+    {
+        services.AddOptions<SnapperOptions>().ValidateOnStart();
+        services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<SnapperOptions>, SnapperOptionsValidator>());
+        services.TryAddSingleton(TimeProvider.System);
+        services.TryAddSingleton<SnapperMetrics>();
+        services.TryAddSingleton<TransactionalMethodTables>();
+        services.TryAddSingleton<SnapperRuntime>();
+    }
+}

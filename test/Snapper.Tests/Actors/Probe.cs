@@ -1,0 +1,138 @@
+using System.Collections.Concurrent;
+using Snapper;
+
+namespace Snapper.Tests.Actors;
+
+/// <summary>
+/// Rendezvous points between a test and grain code running in the in-process silo: a grain reports that it
+/// reached a point (with its tid) and waits until the test lets it go on.
+/// </summary>
+public static class Gates
+{
+    private static readonly ConcurrentDictionary<string, TaskCompletionSource<long>> Reached = new();
+    private static readonly ConcurrentDictionary<string, TaskCompletionSource> Released = new();
+
+    public static void Reach(string gate, long tid) => ReachedSource(gate).TrySetResult(tid);
+
+    public static Task<long> WhenReached(string gate) => ReachedSource(gate).Task.WaitAsync(TimeSpan.FromSeconds(10));
+
+    public static Task WhenReleased(string gate) => ReleasedSource(gate).Task;
+
+    public static void Release(string gate) => ReleasedSource(gate).TrySetResult();
+
+    private static TaskCompletionSource<long> ReachedSource(string gate) =>
+        Reached.GetOrAdd(gate, _ => new TaskCompletionSource<long>(TaskCreationOptions.RunContinuationsAsynchronously));
+
+    private static TaskCompletionSource ReleasedSource(string gate) =>
+        Released.GetOrAdd(gate, _ => new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously));
+}
+
+[GenerateSerializer]
+public sealed class ProbeState
+{
+    [Id(0)] public int Value { get; set; }
+}
+
+/// <summary>Take the lock in <paramref name="Mode"/>, report at <paramref name="Gate"/>, wait to be released, then optionally touch <paramref name="ThenTouch"/>.</summary>
+[GenerateSerializer]
+public sealed record Hold(
+    [property: Id(0)] string Gate,
+    [property: Id(1)] AccessMode Mode,
+    [property: Id(2)] long? ThenTouch = null);
+
+public interface IProbe : ITransactionalActor, IGrainWithIntegerKey
+{
+    Task<long> Hold(TxnContext ctx, Hold input);
+
+    Task<long> Touch(TxnContext ctx, AccessMode mode);
+
+    Task<int> Read(TxnContext ctx, int unused);
+
+    Task Increment(TxnContext ctx, int by);
+
+    Task Keep(TxnContext ctx, int unused);
+
+    Task UseKept(TxnContext ctx, int unused);
+
+    Task CallWithoutAwait(TxnContext ctx, long target);
+
+    Task IncrementThenFail(TxnContext ctx, long other);
+
+    Task CatchFailedCall(TxnContext ctx, long other);
+}
+
+public sealed class Probe : TransactionalActor<ProbeState>, IProbe
+{
+    private TxnContext? _kept;
+
+    public async Task<long> Hold(TxnContext ctx, Hold input)
+    {
+        var state = await GetState(ctx, input.Mode);
+        if (input.Mode == AccessMode.ReadWrite)
+        {
+            state.Value++;
+        }
+
+        Gates.Reach(input.Gate, ctx.Tid);
+        await Gates.WhenReleased(input.Gate);
+        if (input.ThenTouch is { } other)
+        {
+            await CallActor(ctx, GrainFactory.GetGrain<IProbe>(other).Touch, AccessMode.ReadWrite);
+        }
+
+        return ctx.Tid;
+    }
+
+    public async Task<long> Touch(TxnContext ctx, AccessMode mode)
+    {
+        var state = await GetState(ctx, mode);
+        if (mode == AccessMode.ReadWrite)
+        {
+            state.Value++;
+        }
+
+        return ctx.Tid;
+    }
+
+    public async Task<int> Read(TxnContext ctx, int unused) => (await GetState(ctx, AccessMode.Read)).Value;
+
+    public async Task Increment(TxnContext ctx, int by) => (await GetState(ctx, AccessMode.ReadWrite)).Value += by;
+
+    public async Task Keep(TxnContext ctx, int unused)
+    {
+        await GetState(ctx, AccessMode.Read);
+        _kept = ctx;
+    }
+
+    public async Task UseKept(TxnContext ctx, int unused)
+    {
+        await GetState(ctx, AccessMode.Read);
+        (await GetState(_kept!, AccessMode.ReadWrite)).Value += 100;
+    }
+
+    public async Task CallWithoutAwait(TxnContext ctx, long target)
+    {
+        (await GetState(ctx, AccessMode.ReadWrite)).Value += 1;
+        _ = CallActor(ctx, GrainFactory.GetGrain<IProbe>(target).Increment, 1);
+    }
+
+    public async Task IncrementThenFail(TxnContext ctx, long other)
+    {
+        (await GetState(ctx, AccessMode.ReadWrite)).Value += 1;
+        await CallActor(ctx, GrainFactory.GetGrain<IProbe>(other).Increment, 1);
+        throw new InvalidOperationException("user code gave up");
+    }
+
+    public async Task CatchFailedCall(TxnContext ctx, long other)
+    {
+        (await GetState(ctx, AccessMode.ReadWrite)).Value += 1;
+        try
+        {
+            await CallActor(ctx, GrainFactory.GetGrain<IProbe>(other).IncrementThenFail, other + 1);
+        }
+        catch (TransactionAbortedException)
+        {
+            // Swallowing a failed call must not let the transaction commit.
+        }
+    }
+}

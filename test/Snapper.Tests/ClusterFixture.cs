@@ -1,0 +1,50 @@
+using Orleans.TestingHost;
+using Snapper.Hosting;
+using Xunit;
+
+namespace Snapper.Tests;
+
+/// <summary>One in-process silo with Snapper and short timeouts, shared by the tests of the "cluster" collection.</summary>
+public sealed class ClusterFixture : IAsyncLifetime
+{
+    private static long _nextId = 1_000;
+
+    public InProcessTestCluster Cluster { get; private set; } = null!;
+
+    public IClusterClient Client => Cluster.Client;
+
+    /// <summary>Fresh actor ids, so that tests sharing the silo never touch each other's actors.</summary>
+    public static long[] NewIds(int count)
+    {
+        var last = Interlocked.Add(ref _nextId, count);
+        return Enumerable.Range(0, count).Select(i => last - count + i).ToArray();
+    }
+
+    public static long NewId() => NewIds(1)[0];
+
+    public async Task InitializeAsync()
+    {
+        var builder = new InProcessTestClusterBuilder(1);
+        builder.ConfigureSilo((_, silo) => silo.AddSnapper(o =>
+        {
+            o.Coordinators = 4;
+            o.LockWaitTimeout = TimeSpan.FromSeconds(2);
+            o.ExecutionTimeout = TimeSpan.FromSeconds(5);
+            o.PrepareTimeout = TimeSpan.FromSeconds(3);
+            o.ParticipantTimeout = TimeSpan.FromSeconds(6);
+            o.DecisionTimeout = TimeSpan.FromSeconds(2);
+            o.OutcomeRetention = TimeSpan.FromSeconds(30);
+        }));
+        builder.ConfigureClient(client => client.AddSnapperClient());
+        Cluster = builder.Build();
+        await Cluster.DeployAsync();
+    }
+
+    public async Task DisposeAsync() => await Cluster.DisposeAsync();
+}
+
+[CollectionDefinition(Name)]
+public sealed class ClusterCollection : ICollectionFixture<ClusterFixture>
+{
+    public const string Name = "cluster";
+}
