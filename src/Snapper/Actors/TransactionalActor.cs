@@ -31,6 +31,7 @@ namespace Snapper;
 /// </list>
 /// </remarks>
 [Reentrant]
+[KeepAlive] // State lives only in memory until the write-ahead log lands; an idle deactivation would lose it.
 public abstract class TransactionalActor<TState> : Grain, ITransactionalActor, IActParticipant
     where TState : class, new()
 {
