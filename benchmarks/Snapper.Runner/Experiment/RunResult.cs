@@ -1,0 +1,27 @@
+using Snapper.Workloads;
+
+namespace Snapper.Runner.Experiment;
+
+/// <summary>The measured outcome of one (workload point, mode, pipeline) run, over the measured epochs only.</summary>
+public sealed record RunResult(
+    string Workload,
+    BenchmarkMode Mode,
+    IReadOnlyList<KeyValuePair<string, string>> Parameters,
+    int Pipeline,
+    long Committed,
+    long Aborted,
+    double CommittedPerSecond,
+    double P50Ms,
+    double P90Ms,
+    double P99Ms,
+    IReadOnlyDictionary<string, long> AbortsByReason,
+    string? ConsistencyError)
+{
+    public double AbortRate => Committed + Aborted == 0 ? 0 : (double)Aborted / (Committed + Aborted);
+
+    /// <summary>All parameters including the pipeline size, as <c>key=value;key=value</c>.</summary>
+    public string ParamsText => string.Join(';', Parameters.Append(new("pipeline", Pipeline.ToString(System.Globalization.CultureInfo.InvariantCulture))).Select(p => $"{p.Key}={p.Value}"));
+
+    /// <summary>The workload parameters without the pipeline size: what identifies a point of a sweep.</summary>
+    public string PointText => string.Join(';', Parameters.Select(p => $"{p.Key}={p.Value}"));
+}

@@ -1,0 +1,46 @@
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Serilog;
+using Serilog.Events;
+using Snapper.Workloads;
+
+namespace Snapper.Runner.Hosting;
+
+/// <summary>
+/// The host the runner drives: by default an embedded single silo with localhost clustering and an
+/// in-process client; with <c>--cluster</c>, a client of a running cluster (see deploy/). Logs go to the
+/// console (warnings) and to a file under the data folder (information).
+/// </summary>
+public static class RunnerHost
+{
+    public static IHost Create(string[] args, string dataDirectory, int? clusterGatewayPort)
+    {
+        var logDirectory = Path.Combine(dataDirectory, "logs");
+        Directory.CreateDirectory(logDirectory);
+        Log.Logger = new LoggerConfiguration()
+            .MinimumLevel.Information()
+            .MinimumLevel.Override("Orleans", LogEventLevel.Warning)
+            .MinimumLevel.Override("Microsoft", LogEventLevel.Warning)
+            .WriteTo.Console(restrictedToMinimumLevel: LogEventLevel.Warning)
+            .WriteTo.File(Path.Combine(logDirectory, "runner-.log"), rollingInterval: RollingInterval.Day)
+            .CreateLogger();
+
+        var builder = Host.CreateApplicationBuilder(args);
+        builder.Services.AddSerilog();
+        if (clusterGatewayPort is { } port)
+        {
+            builder.UseOrleansClient(client => client
+                .UseLocalhostClustering(port)
+                .AddSnapperClient()
+                .UseTransactions());
+        }
+        else
+        {
+            builder.UseOrleans(silo => silo
+                .UseLocalhostClustering()
+                .ConfigureBenchmarks(builder.Configuration));
+        }
+
+        return builder.Build();
+    }
+}

@@ -1,0 +1,96 @@
+using System.Globalization;
+using ScottPlot;
+using Snapper.Runner.Experiment;
+
+namespace Snapper.Runner.Output;
+
+/// <summary>
+/// PNG charts of a sweep: throughput per mode against the swept parameter (log scale, since the modes
+/// differ by orders of magnitude) and p50/p99 latency. Where a mode ran several pipeline sizes, each
+/// point shows its best pipeline.
+/// </summary>
+public static class ChartOutput
+{
+    public static IReadOnlyList<string> Write(string directory, string workload, IReadOnlyList<RunResult> results)
+    {
+        var best = results
+            .GroupBy(r => (r.Mode, r.PointText))
+            .Select(g => g.MaxBy(r => r.CommittedPerSecond)!)
+            .ToArray();
+        var (axisName, xOf) = SweptAxis(best);
+        var modes = best.Select(r => r.Mode).Distinct().ToArray();
+        var written = new List<string>();
+
+        var throughput = new Plot();
+        foreach (var mode in modes)
+        {
+            var points = best.Where(r => r.Mode == mode).OrderBy(xOf).ToArray();
+            var line = throughput.Add.Scatter(points.Select(xOf).ToArray(), points.Select(r => Math.Log10(Math.Max(r.CommittedPerSecond, 1))).ToArray());
+            line.LegendText = mode.ToString();
+            line.MarkerSize = 8;
+            line.LineWidth = 2;
+        }
+
+        throughput.Axes.Left.TickGenerator = new ScottPlot.TickGenerators.NumericAutomatic
+        {
+            MinorTickGenerator = new ScottPlot.TickGenerators.LogMinorTickGenerator(),
+            IntegerTicksOnly = true,
+            LabelFormatter = y => Math.Pow(10, y).ToString("N0", CultureInfo.InvariantCulture),
+        };
+        Decorate(throughput, $"{workload}: committed transactions per second (log scale)", axisName, "committed txn/s");
+        written.Add(Save(throughput, directory, $"{workload}-throughput.png"));
+
+        var latency = new Plot();
+        foreach (var mode in modes)
+        {
+            var points = best.Where(r => r.Mode == mode).OrderBy(xOf).ToArray();
+            var xs = points.Select(xOf).ToArray();
+            var p50 = latency.Add.Scatter(xs, points.Select(r => r.P50Ms).ToArray());
+            p50.LegendText = $"{mode} p50";
+            p50.MarkerSize = 7;
+            var p99 = latency.Add.Scatter(xs, points.Select(r => r.P99Ms).ToArray());
+            p99.LegendText = $"{mode} p99";
+            p99.Color = p50.Color;
+            p99.LinePattern = LinePattern.Dashed;
+            p99.MarkerSize = 7;
+        }
+
+        Decorate(latency, $"{workload}: latency of committed transactions", axisName, "latency (ms)");
+        written.Add(Save(latency, directory, $"{workload}-latency.png"));
+        return written;
+    }
+
+    /// <summary>The parameter that varies across the results, or the mode index when only one point ran.</summary>
+    private static (string Name, Func<RunResult, double> X) SweptAxis(IReadOnlyList<RunResult> results)
+    {
+        var keys = results.SelectMany(r => r.Parameters.Select(p => p.Key)).Distinct();
+        foreach (var key in keys)
+        {
+            var values = results.Select(r => Value(r, key)).Distinct().Count();
+            if (values > 1)
+            {
+                return (key, r => double.Parse(Value(r, key), CultureInfo.InvariantCulture));
+            }
+        }
+
+        var first = results.Count > 0 ? results[0].Parameters.FirstOrDefault() : default;
+        return first.Key is null ? ("point", _ => 0) : (first.Key, r => double.Parse(Value(r, first.Key), CultureInfo.InvariantCulture));
+    }
+
+    private static string Value(RunResult r, string key) => r.Parameters.FirstOrDefault(p => p.Key == key).Value ?? "0";
+
+    private static void Decorate(Plot plot, string title, string x, string y)
+    {
+        plot.Title(title);
+        plot.XLabel(x);
+        plot.YLabel(y);
+        plot.ShowLegend(Alignment.UpperRight);
+    }
+
+    private static string Save(Plot plot, string directory, string name)
+    {
+        var path = Path.Combine(directory, name);
+        plot.SavePng(path, 900, 560);
+        return path;
+    }
+}

@@ -1,0 +1,37 @@
+using System.Globalization;
+using Snapper.Runner.Experiment;
+using Spectre.Console;
+
+namespace Snapper.Runner.Output;
+
+/// <summary>The end-of-run table on the console.</summary>
+public static class ResultTable
+{
+    public static void Print(IReadOnlyList<RunResult> results)
+    {
+        var table = new Table().Title("Results (measured epochs only)")
+            .AddColumns("workload", "mode", "params", "txn/s", "p50 ms", "p90 ms", "p99 ms", "abort rate", "aborts by reason", "check");
+        foreach (var r in results)
+        {
+            table.AddRow(
+                r.Workload,
+                r.Mode.ToString(),
+                Markup.Escape(r.ParamsText),
+                r.CommittedPerSecond.ToString("N0", CultureInfo.InvariantCulture),
+                r.P50Ms.ToString("F2", CultureInfo.InvariantCulture),
+                r.P90Ms.ToString("F2", CultureInfo.InvariantCulture),
+                r.P99Ms.ToString("F2", CultureInfo.InvariantCulture),
+                r.AbortRate.ToString("P1", CultureInfo.InvariantCulture),
+                Markup.Escape(string.Join(' ', r.AbortsByReason.Select(a => $"{a.Key}={a.Value}"))),
+                r.ConsistencyError is null ? "ok" : Markup.Escape(r.ConsistencyError));
+        }
+
+        if (Console.IsOutputRedirected)
+        {
+            // Logs and CI capture the output: do not squeeze the table into an 80-column default.
+            AnsiConsole.Profile.Width = 220;
+        }
+
+        AnsiConsole.Write(table);
+    }
+}

@@ -1,0 +1,151 @@
+using System.CommandLine;
+using System.Globalization;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging;
+using Serilog;
+using Snapper.Runner.Experiment;
+using Snapper.Runner.Hosting;
+using Snapper.Runner.Output;
+using Snapper.Workloads;
+using Snapper.Workloads.SmallBank;
+
+var workloadOption = new Option<string>("--workload") { Description = "smallbank or tpcc", DefaultValueFactory = _ => "smallbank" };
+var modesOption = new Option<string>("--modes") { Description = "Comma-separated modes (NT,ACT,OrleansTxn); default: all the workload supports" };
+var actorsOption = new Option<int?>("--actors") { Description = "SmallBank accounts (default 10000; 1000 with --quick)" };
+var txnSizeOption = new Option<string>("--txnsize") { Description = "Actors per transaction; a comma-separated list sweeps it", DefaultValueFactory = _ => "4" };
+var zipfOption = new Option<string>("--zipf") { Description = "Zipf constants; a comma-separated list sweeps them (e.g. 0,0.9,1,1.25,1.5)", DefaultValueFactory = _ => "0" };
+var hotOption = new Option<string?>("--hot") { Description = "Hot-set fractions instead of Zipf (90% of accesses go to the hot set), e.g. 0.01,0.001" };
+var pipelineOption = new Option<string[]>("--pipeline")
+{
+    Description = "Transactions in flight per mode, e.g. --pipeline ACT=32 --pipeline OrleansTxn=1,2,4 (a list sweeps it)",
+    AllowMultipleArgumentsPerToken = true,
+};
+var epochsOption = new Option<int?>("--epochs") { Description = "Epochs per run including warm-up (default 6)" };
+var warmupOption = new Option<int?>("--warmup") { Description = "Warm-up epochs (default 2)" };
+var epochSecondsOption = new Option<double?>("--epoch-seconds") { Description = "Epoch length in seconds (default 10)" };
+var quickOption = new Option<bool>("--quick") { Description = "Smoke run: 1,000 actors, 3 epochs of 2 s (1 warm-up)" };
+var outOption = new Option<string?>("--out") { Description = "Output folder for CSV and charts (default data/results/<workload>-<time>)" };
+var dataOption = new Option<string>("--data") { Description = "Data folder (logs, default results)", DefaultValueFactory = _ => "data" };
+var clusterOption = new Option<int?>("--cluster") { Description = "Drive a running cluster through the gateway on this localhost port instead of an embedded silo" };
+var seedOption = new Option<int>("--seed") { Description = "Seed of the client loops", DefaultValueFactory = _ => 1 };
+
+var root = new RootCommand("Snapper experiment runner: one workload, several execution modes side by side, CSV and charts.")
+{
+    workloadOption, modesOption, actorsOption, txnSizeOption, zipfOption, hotOption, pipelineOption, epochsOption,
+    warmupOption, epochSecondsOption, quickOption, outOption, dataOption, clusterOption, seedOption,
+};
+
+root.SetAction(async (parse, cancellationToken) =>
+{
+    var quick = parse.GetValue(quickOption);
+    var workloadName = parse.GetValue(workloadOption)!.ToLowerInvariant();
+    var settings = new RunSettings(
+        Epochs: parse.GetValue(epochsOption) ?? (quick ? 3 : 6),
+        WarmupEpochs: parse.GetValue(warmupOption) ?? (quick ? 1 : 2),
+        EpochLength: TimeSpan.FromSeconds(parse.GetValue(epochSecondsOption) ?? (quick ? 2 : 10)),
+        Pipelines: ParsePipelines(parse.GetValue(pipelineOption) ?? []),
+        Seed: parse.GetValue(seedOption));
+    if (settings.MeasuredEpochs < 1)
+    {
+        Console.Error.WriteLine("--epochs must exceed --warmup.");
+        return 2;
+    }
+
+    IReadOnlyList<IWorkload> points = workloadName switch
+    {
+        "smallbank" => SmallBankPoints(
+            parse.GetValue(actorsOption) ?? (quick ? 1_000 : 10_000),
+            Ints(parse.GetValue(txnSizeOption)!),
+            Doubles(parse.GetValue(zipfOption)!),
+            parse.GetValue(hotOption) is { } hot ? Doubles(hot) : null),
+        _ => throw new ArgumentException($"Unknown workload '{workloadName}'; use smallbank or tpcc."),
+    };
+    var modes = parse.GetValue(modesOption) is { } list
+        ? list.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).Select(Enum.Parse<BenchmarkMode>).ToArray()
+        : points[0].Modes.ToArray();
+
+    var dataDirectory = Path.GetFullPath(parse.GetValue(dataOption)!);
+    var outDirectory = Path.GetFullPath(parse.GetValue(outOption)
+        ?? Path.Combine(dataDirectory, "results", $"{workloadName}-{DateTime.UtcNow:yyyyMMdd-HHmmss}"));
+    Directory.CreateDirectory(outDirectory);
+
+    using var host = RunnerHost.Create([], dataDirectory, parse.GetValue(clusterOption));
+    await host.StartAsync(cancellationToken);
+    var grains = host.Services.GetRequiredService<IGrainFactory>();
+    var logger = host.Services.GetRequiredService<ILogger<ExperimentRunner>>();
+    var runner = new ExperimentRunner(grains, settings, logger);
+    var results = new List<RunResult>();
+    var csv = Path.Combine(outDirectory, "results.csv");
+    Console.WriteLine($"Snapper runner: {workloadName}, modes {string.Join(", ", modes)}, {points.Count} point(s), " +
+        $"{settings.Epochs} x {settings.EpochLength.TotalSeconds:0.#} s epochs ({settings.WarmupEpochs} warm-up), output {outDirectory}");
+
+    foreach (var point in points)
+    {
+        foreach (var mode in modes)
+        {
+            if (!point.Modes.Contains(mode))
+            {
+                throw new ArgumentException($"{point.Name} has no {mode} mode.");
+            }
+
+            Console.WriteLine($"Preparing {point.Name} for {mode} ...");
+            await point.PrepareAsync(grains, mode, cancellationToken);
+            foreach (var pipeline in settings.Pipelines.GetValueOrDefault(mode) ?? RunSettings.DefaultPipelines[mode])
+            {
+                var result = await runner.RunAsync(point, mode, pipeline, new SyncProgress(Console.WriteLine), cancellationToken);
+                var problem = await point.CheckConsistencyAsync(grains, mode, cancellationToken);
+                result = result with { ConsistencyError = problem };
+                Console.WriteLine($"  -> {result.CommittedPerSecond:N0} txn/s, p50 {result.P50Ms:F2} ms, p99 {result.P99Ms:F2} ms, " +
+                    $"aborts {result.AbortRate:P1}, consistency {problem ?? "ok"}");
+                results.Add(result);
+                CsvOutput.Write(csv, results);
+            }
+        }
+    }
+
+    ResultTable.Print(results);
+    var charts = ChartOutput.Write(outDirectory, workloadName, results);
+    Console.WriteLine($"Wrote {csv}");
+    foreach (var chart in charts)
+    {
+        Console.WriteLine($"Wrote {chart}");
+    }
+
+    await host.StopAsync(CancellationToken.None);
+    await Log.CloseAndFlushAsync();
+    return results.All(r => r.ConsistencyError is null && r.Committed > 0) ? 0 : 1;
+});
+
+return await root.Parse(args).InvokeAsync();
+
+static IReadOnlyList<IWorkload> SmallBankPoints(int actors, int[] txnSizes, double[] zipfs, double[]? hots) =>
+    (from txnSize in txnSizes
+     from skew in hots is null ? zipfs.Select(z => (Zipf: z, Hot: (double?)null)) : hots.Select(h => (Zipf: 0.0, Hot: (double?)h))
+     select (IWorkload)new SmallBankWorkload(new SmallBankSettings(actors, txnSize, skew.Zipf, skew.Hot))).ToArray();
+
+static int[] Ints(string list) => list.Split(',', StringSplitOptions.RemoveEmptyEntries).Select(v => int.Parse(v, CultureInfo.InvariantCulture)).ToArray();
+
+static double[] Doubles(string list) => list.Split(',', StringSplitOptions.RemoveEmptyEntries).Select(v => double.Parse(v, CultureInfo.InvariantCulture)).ToArray();
+
+static IReadOnlyDictionary<BenchmarkMode, int[]> ParsePipelines(string[] entries)
+{
+    var pipelines = new Dictionary<BenchmarkMode, int[]>(RunSettings.DefaultPipelines);
+    foreach (var entry in entries)
+    {
+        var parts = entry.Split('=', 2);
+        if (parts.Length != 2 || !Enum.TryParse<BenchmarkMode>(parts[0], ignoreCase: true, out var mode))
+        {
+            throw new ArgumentException($"--pipeline takes MODE=N[,N...], not '{entry}'.");
+        }
+
+        pipelines[mode] = Ints(parts[1]);
+    }
+
+    return pipelines;
+}
+
+/// <summary>Reports progress on the calling thread (Progress&lt;T&gt; would post to the thread pool and reorder lines).</summary>
+internal sealed class SyncProgress(Action<string> report) : IProgress<string>
+{
+    public void Report(string value) => report(value);
+}

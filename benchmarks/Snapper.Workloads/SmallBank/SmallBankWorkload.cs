@@ -1,0 +1,138 @@
+using System.Globalization;
+using Snapper;
+
+namespace Snapper.Workloads.SmallBank;
+
+/// <summary>Parameters of the SmallBank MultiTransfer workload (thesis §3.4.1.1, Fig. 3.12).</summary>
+/// <param name="Actors">Number of accounts.</param>
+/// <param name="TxnSize">Accounts per MultiTransfer: one withdraw and <c>TxnSize - 1</c> deposits in parallel.</param>
+/// <param name="Zipf">Zipf constant of account selection (0 = uniform); ignored when <paramref name="HotFraction"/> is set.</param>
+/// <param name="HotFraction">If set, a hot set of this fraction of the accounts receives 90% of the accesses.</param>
+public sealed record SmallBankSettings(int Actors = 10_000, int TxnSize = 4, double Zipf = 0, double? HotFraction = null);
+
+/// <summary>
+/// SmallBank MultiTransfer: withdraw from one account and deposit to <c>TxnSize - 1</c> others in parallel.
+/// Money only moves between accounts, so the total balance is the invariant checked after a run.
+/// </summary>
+public sealed class SmallBankWorkload : IWorkload
+{
+    /// <summary>Starting balance of every account: large enough that no MultiTransfer runs out.</summary>
+    public const long InitialBalance = 1_000_000_000;
+
+    private const int CheckChunk = 100;
+    private readonly SmallBankSettings _settings;
+    private readonly KeySampler _sampler;
+
+    public SmallBankWorkload(SmallBankSettings settings)
+    {
+        ArgumentOutOfRangeException.ThrowIfLessThan(settings.TxnSize, 2);
+        ArgumentOutOfRangeException.ThrowIfGreaterThan(settings.TxnSize, settings.Actors);
+        _settings = settings;
+        _sampler = settings.HotFraction is { } hot ? KeySampler.HotSet(settings.Actors, hot) : KeySampler.Zipf(settings.Actors, settings.Zipf);
+        Parameters =
+        [
+            new("actors", settings.Actors.ToString(CultureInfo.InvariantCulture)),
+            new("txnsize", settings.TxnSize.ToString(CultureInfo.InvariantCulture)),
+            settings.HotFraction is { } h
+                ? new("hot", h.ToString(CultureInfo.InvariantCulture))
+                : new("zipf", settings.Zipf.ToString(CultureInfo.InvariantCulture)),
+        ];
+    }
+
+    public string Name => "smallbank";
+
+    public IReadOnlyList<KeyValuePair<string, string>> Parameters { get; }
+
+    public IReadOnlyList<BenchmarkMode> Modes { get; } = [BenchmarkMode.NT, BenchmarkMode.ACT, BenchmarkMode.OrleansTxn];
+
+    public Task PrepareAsync(IGrainFactory grains, BenchmarkMode mode, CancellationToken cancellationToken) =>
+        Parallel.ForEachAsync(
+            Enumerable.Range(0, _settings.Actors),
+            new ParallelOptions { MaxDegreeOfParallelism = 64, CancellationToken = cancellationToken },
+            async (id, _) =>
+            {
+                switch (mode)
+                {
+                    case BenchmarkMode.NT:
+                        await grains.GetGrain<INtAccount>(id).Init(InitialBalance);
+                        break;
+                    case BenchmarkMode.ACT:
+                        var account = grains.GetGrain<ISnapperAccount>(id);
+                        await account.StartTxn(account.Init, InitialBalance);
+                        break;
+                    case BenchmarkMode.OrleansTxn:
+                        await grains.GetGrain<IOrleansTxnAccount>(id).Init(InitialBalance);
+                        break;
+                    default:
+                        throw new NotSupportedException($"SmallBank has no {mode} mode.");
+                }
+            });
+
+    public ITransactionDriver CreateDriver(IGrainFactory grains, BenchmarkMode mode, int seed) => mode switch
+    {
+        BenchmarkMode.NT => new Driver(this, seed, input => grains.GetGrain<INtAccount>(input.From).MultiTransfer(input.Transfer)),
+        BenchmarkMode.ACT => new Driver(this, seed, input =>
+        {
+            var account = grains.GetGrain<ISnapperAccount>(input.From);
+            return account.StartTxn(account.MultiTransfer, input.Transfer);
+        }),
+        BenchmarkMode.OrleansTxn => new Driver(this, seed, input => grains.GetGrain<IOrleansTxnAccount>(input.From).MultiTransfer(input.Transfer)),
+        _ => throw new NotSupportedException($"SmallBank has no {mode} mode."),
+    };
+
+    public async Task<string?> CheckConsistencyAsync(IGrainFactory grains, BenchmarkMode mode, CancellationToken cancellationToken)
+    {
+        var ids = Enumerable.Range(0, _settings.Actors).Select(i => (long)i).ToArray();
+        long total = 0;
+        foreach (var chunk in ids.Chunk(CheckChunk))
+        {
+            cancellationToken.ThrowIfCancellationRequested();
+            total += mode switch
+            {
+                BenchmarkMode.NT => (await Task.WhenAll(chunk.Select(id => grains.GetGrain<INtAccount>(id).Read()))).Sum(),
+                BenchmarkMode.ACT => await SumInOneTransaction(grains, chunk),
+                BenchmarkMode.OrleansTxn => (await Task.WhenAll(chunk.Select(id => grains.GetGrain<IOrleansTxnAccount>(id).Read()))).Sum(),
+                _ => throw new NotSupportedException($"SmallBank has no {mode} mode."),
+            };
+        }
+
+        var expected = InitialBalance * _settings.Actors;
+        return total == expected ? null : $"total balance {total} differs from {expected}";
+    }
+
+    private static async Task<long> SumInOneTransaction(IGrainFactory grains, long[] chunk)
+    {
+        var reader = grains.GetGrain<ISnapperAccount>(chunk[0]);
+        return await reader.StartTxn(reader.SumBalances, chunk);
+    }
+
+    private (long From, MultiTransferInput Transfer) NextTransfer(Random random)
+    {
+        var picked = _sampler.NextDistinct(random, _settings.TxnSize);
+        var to = new long[picked.Length - 1];
+        for (var i = 1; i < picked.Length; i++)
+        {
+            to[i - 1] = picked[i];
+        }
+
+        return (picked[0], new MultiTransferInput(to, 1));
+    }
+
+    private sealed class Driver(SmallBankWorkload workload, int seed, Func<(long From, MultiTransferInput Transfer), Task> run) : ITransactionDriver
+    {
+        private readonly Random _random = new(seed);
+
+        public async Task<RunOutcome> RunOneAsync()
+        {
+            try
+            {
+                await run(workload.NextTransfer(_random));
+                return RunOutcome.Commit;
+            }
+            catch (Exception exception)
+            {
+                return AbortClassifier.Classify(exception);
+            }
+        }
+    }
+}
