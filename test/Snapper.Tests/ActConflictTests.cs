@@ -82,6 +82,23 @@ public sealed class ActConflictTests(ClusterFixture fixture)
         Assert.Equal(1, await Read(younger.Actor));
     }
 
+    [Fact]
+    public async Task A_transaction_that_runs_past_the_execution_bound_aborts_and_releases_its_participants()
+    {
+        var ids = ClusterFixture.NewIds(2);
+        var gate = $"execution-timeout-{ids[0]}";
+        var run = Probe(ids[0]).StartTxn(Probe(ids[0]).CallThenHold, new CallThenHold(ids[1], gate));
+        await Gates.WhenReached(gate);
+
+        // Never released in time: the fixture's ExecutionTimeout (5 s) ends it.
+        var abort = await Assert.ThrowsAsync<TransactionAbortedException>(() => run);
+
+        Assert.Equal(AbortReason.ExecutionTimeout, abort.Reason);
+        Gates.Release(gate);
+        Assert.Equal(0, await Read(ids[1]));
+        Assert.Equal(0, await Read(ids[0]));
+    }
+
     private sealed record Holder(long Actor, string Gate, long Tid);
 
     /// <summary>

@@ -19,6 +19,7 @@ public static class ChartOutput
             .ToArray();
         var (axisName, xOf) = SweptAxis(best);
         var modes = best.Select(r => r.Mode).Distinct().ToArray();
+        var xs = best.Select(xOf).Distinct().Order().ToArray();
         var written = new List<string>();
 
         var throughput = new Plot();
@@ -29,6 +30,11 @@ public static class ChartOutput
             line.LegendText = mode.ToString();
             line.MarkerSize = 8;
             line.LineWidth = 2;
+            foreach (var r in points)
+            {
+                // Log-scale axes label only decades; the value itself is what a reader compares.
+                Label(throughput, r.CommittedPerSecond.ToString("N0", CultureInfo.InvariantCulture), xOf(r), Math.Log10(Math.Max(r.CommittedPerSecond, 1)), line.Color);
+            }
         }
 
         throughput.Axes.Left.TickGenerator = new ScottPlot.TickGenerators.NumericAutomatic
@@ -37,25 +43,25 @@ public static class ChartOutput
             IntegerTicksOnly = true,
             LabelFormatter = y => Math.Pow(10, y).ToString("N0", CultureInfo.InvariantCulture),
         };
-        Decorate(throughput, $"{workload}: committed transactions per second (log scale)", axisName, "committed txn/s");
+        Decorate(throughput, $"{workload}: committed transactions per second (log scale)", axisName, "committed txn/s", xs);
         written.Add(Save(throughput, directory, $"{workload}-throughput.png"));
 
         var latency = new Plot();
         foreach (var mode in modes)
         {
             var points = best.Where(r => r.Mode == mode).OrderBy(xOf).ToArray();
-            var xs = points.Select(xOf).ToArray();
-            var p50 = latency.Add.Scatter(xs, points.Select(r => r.P50Ms).ToArray());
+            var pointXs = points.Select(xOf).ToArray();
+            var p50 = latency.Add.Scatter(pointXs, points.Select(r => r.P50Ms).ToArray());
             p50.LegendText = $"{mode} p50";
             p50.MarkerSize = 7;
-            var p99 = latency.Add.Scatter(xs, points.Select(r => r.P99Ms).ToArray());
+            var p99 = latency.Add.Scatter(pointXs, points.Select(r => r.P99Ms).ToArray());
             p99.LegendText = $"{mode} p99";
             p99.Color = p50.Color;
             p99.LinePattern = LinePattern.Dashed;
             p99.MarkerSize = 7;
         }
 
-        Decorate(latency, $"{workload}: latency of committed transactions", axisName, "latency (ms)");
+        Decorate(latency, $"{workload}: latency of committed transactions", axisName, "latency (ms)", xs);
         written.Add(Save(latency, directory, $"{workload}-latency.png"));
         return written;
     }
@@ -77,10 +83,29 @@ public static class ChartOutput
         return first.Key is null ? ("point", _ => 0) : (first.Key, r => double.Parse(Value(r, first.Key), CultureInfo.InvariantCulture));
     }
 
+    private static void Label(Plot plot, string text, double x, double y, Color color)
+    {
+        var label = plot.Add.Text(text, x, y);
+        label.LabelFontSize = 12;
+        label.LabelFontColor = color;
+        label.LabelAlignment = Alignment.LowerCenter;
+        label.LabelOffsetY = -6;
+    }
+
     private static string Value(RunResult r, string key) => r.Parameters.FirstOrDefault(p => p.Key == key).Value ?? "0";
 
-    private static void Decorate(Plot plot, string title, string x, string y)
+    private static void Decorate(Plot plot, string title, string x, string y, double[] xs)
     {
+        // Ticks exactly at the swept values: a sweep has a handful of points, often unevenly spaced.
+        var ticks = new ScottPlot.TickGenerators.NumericManual();
+        foreach (var value in xs)
+        {
+            ticks.AddMajor(value, value.ToString("0.###", CultureInfo.InvariantCulture));
+        }
+
+        plot.Axes.Bottom.TickGenerator = ticks;
+        var span = xs.Length > 1 ? xs.Max() - xs.Min() : 1;
+        plot.Axes.SetLimitsX(xs.Min() - span * 0.1, xs.Max() + span * 0.1);
         plot.Title(title);
         plot.XLabel(x);
         plot.YLabel(y);

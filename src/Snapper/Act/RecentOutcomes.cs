@@ -11,6 +11,8 @@ internal sealed class RecentOutcomes
 
     public void Record(long tid, TxnOutcome outcome) => _outcomes[tid] = (outcome, Environment.TickCount64);
 
+    public void Forget(long tid) => _outcomes.Remove(tid);
+
     public bool TryGet(long tid, out TxnOutcome outcome)
     {
         var found = _outcomes.TryGetValue(tid, out var entry);

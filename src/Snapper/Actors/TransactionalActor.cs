@@ -36,6 +36,9 @@ public abstract class TransactionalActor<TState> : Grain, ITransactionalActor, I
     where TState : class, new()
 {
     private readonly Dictionary<long, Actors.ActorTransaction<TState>> _transactions = new();
+    // Only outcomes a late message could need: commits not yet acknowledged by every prepared participant
+    // (a participant may ask Resolve), and transactions this actor aborted on its own (a late call must be
+    // refused, not start the transaction afresh). Presumed abort covers everything else.
     private readonly RecentOutcomes _ended = new();
     private readonly WaitDieLock _lock = new();
     private Actors.SnapperRuntime _runtime = null!;
@@ -291,19 +294,22 @@ public abstract class TransactionalActor<TState> : Grain, ITransactionalActor, I
             return new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed, $"participant {participants[refused]} voted no.");
         }
 
-        // The decision is taken here: recorded before any commit message, so that Resolve answers it.
+        // The decision is taken here, and remembered before any commit message so that Resolve answers it.
         End(txn, TxnOutcome.Committed);
         var writers = participants.Where((_, i) => votes[i] == PrepareVote.Prepared).ToArray();
         if (writers.Length > 0)
         {
+            RememberOutcome(txn.Tid, TxnOutcome.Committed);
             _runtime.Metrics.CommitsSent(writers.Length);
             try
             {
                 await Task.WhenAll(writers.Select(p => _runtime.Participant(p).Commit(txn.Tid))).WaitAsync(_runtime.Options.PrepareTimeout);
+                _ended.Forget(txn.Tid);
             }
             catch (Exception exception)
             {
-                // Committed regardless: a participant that missed the message asks this actor (Resolve).
+                // Committed regardless: a participant that missed the message asks this actor (Resolve),
+                // which answers from the remembered outcome until OutcomeRetention passes.
                 _logger.LogWarning(exception, "Commit of transaction {Tid} not acknowledged by every participant; they will resolve it", txn.Tid);
             }
         }
@@ -411,7 +417,7 @@ public abstract class TransactionalActor<TState> : Grain, ITransactionalActor, I
         {
             throw new TransactionNotActiveException(context.Tid, _ended.TryGet(context.Tid, out var outcome)
                 ? $"it already ended on this actor ({outcome})."
-                : "this actor has not seen it; pass the context only to calls made through CallActor.");
+                : "it already ended, or its context reached this actor other than through StartTxn or CallActor.");
         }
 
         if (txn.Phase != Actors.ActorTxnPhase.Active)
@@ -432,11 +438,16 @@ public abstract class TransactionalActor<TState> : Grain, ITransactionalActor, I
 
         txn.Phase = Actors.ActorTxnPhase.Ended;
         _transactions.Remove(txn.Tid);
-        _ended.Record(txn.Tid, outcome);
         _lock.Release(txn.Tid, txn.Doomed);
     }
 
-    /// <summary>Starts the timer that bounds how long participants wait, while this actor has any.</summary>
+    private void RememberOutcome(long tid, TxnOutcome outcome)
+    {
+        _ended.Record(tid, outcome);
+        EnsureWatchdog();
+    }
+
+    /// <summary>Starts the timer that bounds how long participants wait and prunes remembered outcomes, while there are any.</summary>
     private void EnsureWatchdog()
     {
         if (_watchdog is not null)
@@ -463,6 +474,7 @@ public abstract class TransactionalActor<TState> : Grain, ITransactionalActor, I
                 _logger.LogWarning("Transaction {Tid} idle for {Idle} without a decision; aborting it here", txn.Tid, idle);
                 txn.Doom(new TransactionAbortedException(txn.Tid, AbortReason.ParticipantTimeout, $"no prepare within {options.ParticipantTimeout}."));
                 End(txn, TxnOutcome.Aborted);
+                RememberOutcome(txn.Tid, TxnOutcome.Aborted);
             }
             else if (txn.Phase == Actors.ActorTxnPhase.Prepared && idle > options.DecisionTimeout)
             {

@@ -40,8 +40,14 @@ public sealed record Hold(
     [property: Id(1)] AccessMode Mode,
     [property: Id(2)] long? ThenTouch = null);
 
+/// <summary>Increment <paramref name="Other"/>, then report at <paramref name="Gate"/> and wait to be released.</summary>
+[GenerateSerializer]
+public sealed record CallThenHold([property: Id(0)] long Other, [property: Id(1)] string Gate);
+
 public interface IProbe : ITransactionalActor, IGrainWithIntegerKey
 {
+    Task CallThenHold(TxnContext ctx, CallThenHold input);
+
     Task<long> Hold(TxnContext ctx, Hold input);
 
     Task<long> Touch(TxnContext ctx, AccessMode mode);
@@ -81,6 +87,14 @@ public sealed class Probe : TransactionalActor<ProbeState>, IProbe
         }
 
         return ctx.Tid;
+    }
+
+    public async Task CallThenHold(TxnContext ctx, CallThenHold input)
+    {
+        (await GetState(ctx, AccessMode.ReadWrite)).Value++;
+        await CallActor(ctx, GrainFactory.GetGrain<IProbe>(input.Other).Increment, 1);
+        Gates.Reach(input.Gate, ctx.Tid);
+        await Gates.WhenReleased(input.Gate);
     }
 
     public async Task<long> Touch(TxnContext ctx, AccessMode mode)
