@@ -1,0 +1,17 @@
+using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.Hosting;
+using Microsoft.Extensions.Logging;
+using Snapper.Workloads;
+
+// A silo with localhost clustering that hosts Snapper and the benchmark workloads. Settings come from
+// configuration: e.g. --Silo:SiloPort 11111 --Silo:GatewayPort 30000 --Snapper:Coordinators 8.
+var builder = Host.CreateApplicationBuilder(args);
+builder.Logging.AddFilter("Orleans", LogLevel.Warning);
+var siloPort = builder.Configuration.GetValue("Silo:SiloPort", 11111);
+var gatewayPort = builder.Configuration.GetValue("Silo:GatewayPort", 30000);
+builder.UseOrleans(silo => silo
+    .UseLocalhostClustering(siloPort, gatewayPort)
+    .ConfigureBenchmarks(builder.Configuration));
+using var host = builder.Build();
+Console.WriteLine($"Snapper silo: silo port {siloPort}, gateway port {gatewayPort}. Ctrl+C stops it.");
+await host.RunAsync();
