@@ -18,6 +18,18 @@ public sealed class TransactionAbortedException : SnapperException
         UserExceptionType = reason == AbortReason.UserException ? innerException?.GetType().FullName : null;
     }
 
+    /// <summary>
+    /// Creates the exception for a user exception that cannot travel to the client (its type has no
+    /// Orleans serializer): the type name and message are kept, the exception object is not.
+    /// </summary>
+    internal TransactionAbortedException(long tid, string message, string userExceptionType)
+        : base($"Transaction {tid} aborted ({AbortReason.UserException}): {message}")
+    {
+        Tid = tid;
+        Reason = AbortReason.UserException;
+        UserExceptionType = userExceptionType;
+    }
+
     /// <summary>The id of the aborted transaction.</summary>
     [Id(0)] public long Tid { get; private set; }
 

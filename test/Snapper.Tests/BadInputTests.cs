@@ -115,6 +115,22 @@ public sealed class BadInputTests(ClusterFixture fixture)
         }
     }
 
+    [Fact]
+    public async Task A_user_exception_without_a_serializer_arrives_as_its_type_name()
+    {
+        var ids = ClusterFixture.NewIds(2);
+
+        var abort = await Assert.ThrowsAsync<TransactionAbortedException>(
+            () => Probe(ids[0]).StartTxn(Probe(ids[0]).IncrementThenThrowUnserializable, ids[1]));
+
+        Assert.Equal(AbortReason.UserException, abort.Reason);
+        Assert.Equal(typeof(LocalOnlyException).FullName, abort.UserExceptionType);
+        Assert.Null(abort.InnerException);
+        Assert.Contains("no codec for me", abort.Message);
+        Assert.Equal(0, await Read(ids[0]));
+        Assert.Equal(0, await Read(ids[1]));
+    }
+
     /// <summary>Reads an actor that a stray call may still hold, retrying while it is locked.</summary>
     private async Task<int> ReadEventually(long id)
     {

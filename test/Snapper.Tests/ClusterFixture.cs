@@ -5,7 +5,7 @@ using Xunit;
 namespace Snapper.Tests;
 
 /// <summary>One in-process silo with Snapper and short timeouts, shared by the tests of the "cluster" collection.</summary>
-public sealed class ClusterFixture : IAsyncLifetime
+public class ClusterFixture : IAsyncLifetime
 {
     private static long _nextId = 1_000;
 
@@ -34,6 +34,7 @@ public sealed class ClusterFixture : IAsyncLifetime
             o.ParticipantTimeout = TimeSpan.FromSeconds(6);
             o.DecisionTimeout = TimeSpan.FromSeconds(2);
             o.OutcomeRetention = TimeSpan.FromSeconds(30);
+            Configure(o);
         }));
         builder.ConfigureClient(client => client.AddSnapperClient());
         Cluster = builder.Build();
@@ -41,6 +42,17 @@ public sealed class ClusterFixture : IAsyncLifetime
     }
 
     public async Task DisposeAsync() => await Cluster.DisposeAsync();
+
+    /// <summary>Changes the Snapper settings of this fixture's silo.</summary>
+    protected virtual void Configure(SnapperOptions options)
+    {
+    }
+}
+
+/// <summary>A silo whose ACT reads take no locks: a deliberately broken schedule for the checker to catch.</summary>
+public sealed class UnsafeReadsClusterFixture : ClusterFixture
+{
+    protected override void Configure(SnapperOptions options) => options.UnsafeSkipReadLocks = true;
 }
 
 [CollectionDefinition(Name)]

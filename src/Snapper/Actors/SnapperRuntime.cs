@@ -12,6 +12,7 @@ internal sealed class SnapperRuntime(
     IOptions<SnapperOptions> options,
     IGrainFactory grainFactory,
     DeepCopier copier,
+    Serializer serializer,
     TransactionalMethodTables methods,
     SnapperMetrics metrics)
 {
@@ -29,4 +30,22 @@ internal sealed class SnapperRuntime(
 
     /// <summary>A private copy of committed state for one transaction; installed only if it commits.</summary>
     public T Copy<T>(T state) where T : class => copier.Copy(state)!;
+
+    /// <summary>
+    /// Whether an exception, and every exception inside it, has an Orleans serializer. A user exception
+    /// that has none would otherwise fail the whole response, and the caller would see a codec error
+    /// instead of its abort.
+    /// </summary>
+    public bool CanTravel(Exception exception)
+    {
+        for (Exception? current = exception; current is not null; current = current.InnerException)
+        {
+            if (!serializer.CanSerialize(current.GetType()))
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
 }

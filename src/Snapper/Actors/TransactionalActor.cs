@@ -75,7 +75,8 @@ public abstract class TransactionalActor<TState> : Grain, ITransactionalActor, I
     protected async Task<TState> GetState(TxnContext context, AccessMode mode)
     {
         var txn = RequireActive(context);
-        if (!_lock.Holds(txn.Tid, mode))
+        var unlocked = mode == AccessMode.Read && _runtime.Options.UnsafeSkipReadLocks;
+        if (!unlocked && !_lock.Holds(txn.Tid, mode))
         {
             try
             {
@@ -209,12 +210,14 @@ public abstract class TransactionalActor<TState> : Grain, ITransactionalActor, I
                 $"a method returned while {txn.OutstandingCalls} call(s) it started had not finished; await every CallActor.")
             : null;
 
-    private static TransactionAbortedException Classify(long tid, Exception exception) => exception switch
+    private TransactionAbortedException Classify(long tid, Exception exception) => exception switch
     {
         TransactionAbortedException aborted when aborted.Tid == tid => aborted,
         TransactionNotActiveException or TransactionalMethodNotFoundException or TransactionInputException =>
             new TransactionAbortedException(tid, AbortReason.InvalidCall, exception.Message, exception),
-        _ => new TransactionAbortedException(tid, AbortReason.UserException, $"{exception.GetType().Name}: {exception.Message}", exception),
+        _ when _runtime.CanTravel(exception) =>
+            new TransactionAbortedException(tid, AbortReason.UserException, $"{exception.GetType().Name}: {exception.Message}", exception),
+        _ => new TransactionAbortedException(tid, $"{exception.GetType().Name}: {exception.Message}", exception.GetType().FullName!),
     };
 
     private async Task<object?> CallCore(TxnContext context, ITransactionalActor actor, string method, object? input)

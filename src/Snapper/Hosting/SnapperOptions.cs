@@ -37,6 +37,12 @@ public sealed class SnapperOptions
     /// <summary>How long a prepared participant waits for the decision before asking the first actor for it. Default: 10 s.</summary>
     public TimeSpan DecisionTimeout { get; set; } = TimeSpan.FromSeconds(10);
 
+    /// <summary>
+    /// Test-only: <see cref="AccessMode.Read"/> takes no lock. This breaks serializability on purpose, so
+    /// that tests can show the serializability checker catches a broken schedule. Never set outside tests.
+    /// </summary>
+    internal bool UnsafeSkipReadLocks { get; set; }
+
     /// <summary>How long an actor remembers the outcome of an ended transaction, for late messages. Default: 5 min.</summary>
     public TimeSpan OutcomeRetention { get; set; } = TimeSpan.FromMinutes(5);
 }

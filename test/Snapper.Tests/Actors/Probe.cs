@@ -65,7 +65,12 @@ public interface IProbe : ITransactionalActor, IGrainWithIntegerKey
     Task IncrementThenFail(TxnContext ctx, long other);
 
     Task CatchFailedCall(TxnContext ctx, long other);
+
+    Task IncrementThenThrowUnserializable(TxnContext ctx, long other);
 }
+
+/// <summary>A user exception with no Orleans serializer: it cannot travel to the client as an object.</summary>
+public sealed class LocalOnlyException(string message) : Exception(message);
 
 public sealed class Probe : TransactionalActor<ProbeState>, IProbe
 {
@@ -148,5 +153,12 @@ public sealed class Probe : TransactionalActor<ProbeState>, IProbe
         {
             // Swallowing a failed call must not let the transaction commit.
         }
+    }
+
+    public async Task IncrementThenThrowUnserializable(TxnContext ctx, long other)
+    {
+        (await GetState(ctx, AccessMode.ReadWrite)).Value += 1;
+        await CallActor(ctx, GrainFactory.GetGrain<IProbe>(other).Increment, 1);
+        throw new LocalOnlyException("no codec for me");
     }
 }

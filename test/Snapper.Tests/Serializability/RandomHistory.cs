@@ -1,0 +1,106 @@
+using System.Collections.Concurrent;
+using Snapper;
+
+namespace Snapper.Tests.Serializability;
+
+/// <summary>Shape of a randomized workload: few hot actors, many cold ones, 1-8 accesses per transaction.</summary>
+public sealed record RandomWorkloadShape(
+    int HotActors = 4,
+    int ColdActors = 40,
+    double HotProbability = 0.6,
+    int MaxAccesses = 8,
+    double WriteProbability = 0.6,
+    double RepeatProbability = 0.15,
+    double ParallelProbability = 0.5,
+    double UserAbortProbability = 0.05);
+
+/// <summary>
+/// Generates seeded random transactions over <see cref="HistoryActor"/>s, runs them concurrently as ACTs,
+/// and collects the history for <see cref="HistoryChecker"/>. A failure reproduces from its seed.
+/// </summary>
+public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomWorkloadShape shape)
+{
+    public IEnumerable<long> Actors => Enumerable.Range(0, shape.HotActors + shape.ColdActors).Select(i => firstActor + i);
+
+    public async Task<(IReadOnlyList<RecordedTxn> History, IReadOnlyDictionary<long, long[]> Final)> RunAsync(
+        int seed, int transactions, int concurrency, long firstTxnId)
+    {
+        var random = new Random(seed);
+        var plans = Enumerable.Range(0, transactions).Select(i => Plan(random, firstTxnId + i)).ToArray();
+        var history = new ConcurrentBag<RecordedTxn>();
+        var next = -1;
+        await Task.WhenAll(Enumerable.Range(0, concurrency).Select(async _ =>
+        {
+            int index;
+            while ((index = Interlocked.Increment(ref next)) < plans.Length)
+            {
+                var (root, step) = plans[index];
+                var actor = grains.GetGrain<IHistoryActor>(root);
+                try
+                {
+                    history.Add(new RecordedTxn(step.Txn, true, await actor.StartTxn(actor.Execute, step)));
+                }
+                catch (TransactionAbortedException)
+                {
+                    history.Add(new RecordedTxn(step.Txn, false, []));
+                }
+            }
+        }));
+
+        var final = new Dictionary<long, long[]>();
+        foreach (var id in Actors)
+        {
+            var actor = grains.GetGrain<IHistoryActor>(id);
+            final[id] = await actor.StartTxn(actor.Writers, 0);
+        }
+
+        return (history.ToArray(), final);
+    }
+
+    private (long Root, Step Step) Plan(Random random, long txn)
+    {
+        var budget = random.Next(1, shape.MaxAccesses + 1);
+        var used = new List<long>();
+        var root = PickActor(random, used);
+        var fail = random.NextDouble() < shape.UserAbortProbability ? random.Next(budget) : -1;
+        var counter = 0;
+        return (root, Build(random, txn, ref budget, used, ref counter, fail));
+    }
+
+    private Step Build(Random random, long txn, ref int budget, List<long> used, ref int counter, int failAt)
+    {
+        budget--;
+        var fails = counter++ == failAt;
+        var children = new List<Step>();
+        var childActors = new List<long>();
+        var wanted = budget > 0 ? random.Next(0, Math.Min(3, budget) + 1) : 0;
+        for (var i = 0; i < wanted && budget > 0; i++)
+        {
+            childActors.Add(PickActor(random, used));
+            children.Add(Build(random, txn, ref budget, used, ref counter, failAt));
+        }
+
+        return new Step(txn, random.NextDouble() < shape.WriteProbability, [.. children], [.. childActors],
+            random.NextDouble() < shape.ParallelProbability, fails);
+    }
+
+    private long PickActor(Random random, List<long> used)
+    {
+        long actor;
+        if (used.Count > 0 && random.NextDouble() < shape.RepeatProbability)
+        {
+            actor = used[random.Next(used.Count)];
+        }
+        else if (random.NextDouble() < shape.HotProbability)
+        {
+            actor = firstActor + random.Next(shape.HotActors);
+        }
+        else
+        {
+            actor = firstActor + shape.HotActors + random.Next(shape.ColdActors);
+        }
+
+        used.Add(actor);
+        return actor;
+    }
+}
