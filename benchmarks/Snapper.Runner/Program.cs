@@ -8,6 +8,7 @@ using Snapper.Runner.Hosting;
 using Snapper.Runner.Output;
 using Snapper.Workloads;
 using Snapper.Workloads.SmallBank;
+using Snapper.Workloads.Tpcc;
 
 var workloadOption = new Option<string>("--workload") { Description = "smallbank or tpcc", DefaultValueFactory = _ => "smallbank" };
 var modesOption = new Option<string>("--modes") { Description = "Comma-separated modes (NT,ACT,OrleansTxn); default: all the workload supports" };
@@ -15,6 +16,13 @@ var actorsOption = new Option<int?>("--actors") { Description = "SmallBank accou
 var txnSizeOption = new Option<string>("--txnsize") { Description = "Actors per transaction; a comma-separated list sweeps it", DefaultValueFactory = _ => "4" };
 var zipfOption = new Option<string>("--zipf") { Description = "Zipf constants; a comma-separated list sweeps them (e.g. 0,0.9,1,1.25,1.5)", DefaultValueFactory = _ => "0" };
 var hotOption = new Option<string?>("--hot") { Description = "Hot-set fractions instead of Zipf (90% of accesses go to the hot set), e.g. 0.01,0.001" };
+var warehousesOption = new Option<string?>("--warehouses") { Description = "TPC-C warehouses; a comma-separated list sweeps them (default 2; 1 with --quick)" };
+var orderPartitionsOption = new Option<string>("--order-partitions")
+{
+    Description = "TPC-C order actors per district: 2 = low skew, 1 = high skew; a list sweeps it",
+    DefaultValueFactory = _ => "2",
+};
+var itemsOption = new Option<int?>("--items") { Description = "TPC-C items (default 100000; 10000 with --quick)" };
 var pipelineOption = new Option<string[]>("--pipeline")
 {
     Description = "Transactions in flight per mode, e.g. --pipeline ACT=32 --pipeline OrleansTxn=1,2,4 (a list sweeps it)",
@@ -31,7 +39,8 @@ var seedOption = new Option<int>("--seed") { Description = "Seed of the client l
 
 var root = new RootCommand("Snapper experiment runner: one workload, several execution modes side by side, CSV and charts.")
 {
-    workloadOption, modesOption, actorsOption, txnSizeOption, zipfOption, hotOption, pipelineOption, epochsOption,
+    workloadOption, modesOption, actorsOption, txnSizeOption, zipfOption, hotOption, warehousesOption, orderPartitionsOption,
+    itemsOption, pipelineOption, epochsOption,
     warmupOption, epochSecondsOption, quickOption, outOption, dataOption, clusterOption, seedOption,
 };
 
@@ -58,6 +67,10 @@ root.SetAction(async (parse, cancellationToken) =>
             Ints(parse.GetValue(txnSizeOption)!),
             Doubles(parse.GetValue(zipfOption)!),
             parse.GetValue(hotOption) is { } hot ? Doubles(hot) : null),
+        "tpcc" => TpccPoints(
+            Ints(parse.GetValue(warehousesOption) ?? (quick ? "1" : "2")),
+            Ints(parse.GetValue(orderPartitionsOption)!),
+            parse.GetValue(itemsOption) ?? (quick ? 10_000 : 100_000)),
         _ => throw new ArgumentException($"Unknown workload '{workloadName}'; use smallbank or tpcc."),
     };
     var modes = parse.GetValue(modesOption) is { } list
@@ -122,6 +135,11 @@ static IReadOnlyList<IWorkload> SmallBankPoints(int actors, int[] txnSizes, doub
     (from txnSize in txnSizes
      from skew in hots is null ? zipfs.Select(z => (Zipf: z, Hot: (double?)null)) : hots.Select(h => (Zipf: 0.0, Hot: (double?)h))
      select (IWorkload)new SmallBankWorkload(new SmallBankSettings(actors, txnSize, skew.Zipf, skew.Hot))).ToArray();
+
+static IReadOnlyList<IWorkload> TpccPoints(int[] warehouses, int[] orderPartitions, int items) =>
+    (from w in warehouses
+     from partitions in orderPartitions
+     select (IWorkload)new TpccWorkload(new TpccSettings(w, partitions, items))).ToArray();
 
 static int[] Ints(string list) => list.Split(',', StringSplitOptions.RemoveEmptyEntries).Select(v => int.Parse(v, CultureInfo.InvariantCulture)).ToArray();
 
