@@ -118,7 +118,7 @@ public sealed class TpccWorkload : IWorkload
     }
 
     /// <summary>TPC-C's consistency conditions 2 and 3 (clause 3.3.2) as they apply to NewOrder, plus stock against order lines.</summary>
-    internal static string? Check(IReadOnlyCollection<TpccSummary> summaries)
+    public static string? Check(IReadOnlyCollection<TpccSummary> summaries)
     {
         foreach (var district in summaries.GroupBy(s => (s.Warehouse, s.District)).Where(g => g.Key.District > 0))
         {

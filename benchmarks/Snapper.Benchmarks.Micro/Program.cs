@@ -1,0 +1,4 @@
+using BenchmarkDotNet.Running;
+
+// dotnet run -c Release --project benchmarks/Snapper.Benchmarks.Micro -- --filter '*' [--job short]
+BenchmarkSwitcher.FromAssembly(typeof(Program).Assembly).Run(args);

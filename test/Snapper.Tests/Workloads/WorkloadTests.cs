@@ -1,0 +1,69 @@
+using Snapper.Workloads;
+using Snapper.Workloads.SmallBank;
+using Snapper.Workloads.Tpcc;
+using Xunit;
+
+namespace Snapper.Tests.Workloads;
+
+/// <summary>
+/// The benchmark workloads run as ACTs on the test silo and keep their invariants: what the runner measures is
+/// correct work, and the consistency checks the runner relies on do catch a broken state.
+/// </summary>
+[Collection(ClusterCollection.Name)]
+public sealed class WorkloadTests(ClusterFixture fixture)
+{
+    [Fact]
+    public async Task Concurrent_tpcc_new_orders_keep_districts_orders_and_stock_consistent()
+    {
+        // Small scale, many rollbacks and remote lines, so that a few hundred orders exercise every path.
+        var workload = new TpccWorkload(new TpccSettings(Warehouses: 2, OrderPartitions: 2, Items: 1_000, RemotePercent: 20, RollbackPercent: 10));
+        await workload.PrepareAsync(fixture.Client, BenchmarkMode.ACT, CancellationToken.None);
+
+        var outcomes = await RunAsync(workload, loops: 4, perLoop: 60);
+
+        Assert.Contains(outcomes, o => o.Committed);
+        Assert.Contains(outcomes, o => o.AbortReason == AbortClassifier.UserRollback);
+        Assert.DoesNotContain(outcomes, o => o.AbortReason?.StartsWith("Error", StringComparison.Ordinal) == true);
+        Assert.Null(await workload.CheckConsistencyAsync(fixture.Client, BenchmarkMode.ACT, CancellationToken.None));
+    }
+
+    [Fact]
+    public async Task Concurrent_smallbank_multitransfers_keep_the_total_balance()
+    {
+        var workload = new SmallBankWorkload(new SmallBankSettings(Actors: 50, TxnSize: 4, Zipf: 1.25));
+        await workload.PrepareAsync(fixture.Client, BenchmarkMode.ACT, CancellationToken.None);
+
+        var outcomes = await RunAsync(workload, loops: 8, perLoop: 50);
+
+        Assert.Contains(outcomes, o => o.Committed);
+        Assert.Null(await workload.CheckConsistencyAsync(fixture.Client, BenchmarkMode.ACT, CancellationToken.None));
+    }
+
+    [Fact]
+    public void The_tpcc_check_reports_a_lost_order_and_stock_without_its_order()
+    {
+        TpccSummary District(int issued) => new(1, 3, issued, 0, 0, 0, 0, 0, 0);
+        TpccSummary Orders(int stored, int max, long quantity, long lines) => new(1, 3, 0, stored, max, quantity, 0, 0, lines);
+        TpccSummary Stock(long ytd, long count) => new(1, 0, 0, 0, 0, 0, ytd, count, 0);
+
+        Assert.Null(TpccWorkload.Check([District(2), Orders(1, 1, 5, 1), Orders(1, 2, 7, 2), Stock(12, 3)]));
+        Assert.Contains("district 1/3", TpccWorkload.Check([District(3), Orders(1, 1, 5, 1), Orders(1, 2, 7, 2), Stock(12, 3)]));
+        Assert.Contains("stock shows 13 units", TpccWorkload.Check([District(2), Orders(1, 1, 5, 1), Orders(1, 2, 7, 2), Stock(13, 3)]));
+    }
+
+    private async Task<RunOutcome[]> RunAsync(IWorkload workload, int loops, int perLoop)
+    {
+        var runs = Enumerable.Range(0, loops).Select(async loop =>
+        {
+            var driver = workload.CreateDriver(fixture.Client, BenchmarkMode.ACT, seed: 100 + loop);
+            var outcomes = new List<RunOutcome>();
+            for (var i = 0; i < perLoop; i++)
+            {
+                outcomes.Add(await driver.RunOneAsync());
+            }
+
+            return outcomes;
+        });
+        return (await Task.WhenAll(runs)).SelectMany(o => o).ToArray();
+    }
+}
