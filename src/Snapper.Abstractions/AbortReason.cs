@@ -27,4 +27,22 @@ public enum AbortReason
 
     /// <summary>A call inside the transaction named an unknown method, passed a wrong input, or used the API outside the transaction.</summary>
     InvalidCall,
+
+    /// <summary>
+    /// A PACT called an actor it did not declare in its <c>ActorAccessInfo</c>, or called an actor more often than
+    /// it declared. The message names the actor.
+    /// </summary>
+    UndeclaredAccess,
+
+    /// <summary>
+    /// A PACT was aborted because another PACT in its batch, or in an earlier batch it may have read from, failed
+    /// (thesis §3.3.2.4: a failed batch aborts every uncommitted batch).
+    /// </summary>
+    CascadingAbort,
+
+    /// <summary>
+    /// An ACT waited longer than <c>SnapperOptions.LockWaitTimeout</c> for PACT batches scheduled on an actor to
+    /// commit: under hybrid execution such waits can form a cycle with the batches, and the ACT gives way.
+    /// </summary>
+    HybridDeadlock,
 }

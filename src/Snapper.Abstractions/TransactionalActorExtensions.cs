@@ -33,32 +33,31 @@ public static class TransactionalActorExtensions
     }
 
     /// <summary>
-    /// Runs a PACT with declared accesses. PACT execution is not available yet: this always fails with
-    /// <see cref="NotSupportedException"/> and never runs the transaction as an ACT instead.
+    /// Runs a PACT (thesis §3.3.2): a transaction that declares up front every actor it calls and how many times,
+    /// including the first actor's own call. PACTs are ordered before they run and never abort on conflicts.
     /// </summary>
+    /// <exception cref="TransactionAbortedException">
+    /// The transaction aborted: user code threw, it called an actor it did not declare (<see cref="AbortReason.UndeclaredAccess"/>),
+    /// or a PACT of its batch or an earlier uncommitted batch failed (<see cref="AbortReason.CascadingAbort"/>). Nothing of it remains.
+    /// </exception>
     [OverloadResolutionPriority(1)]
-    public static Task<TResult> StartTxn<TActor, TInput, TResult>(
+    public static async Task<TResult> StartTxn<TActor, TInput, TResult>(
         this TActor actor, Func<TxnContext, TInput, Task<TResult>> method, TInput input, ActorAccessInfo accessInfo)
         where TActor : ITransactionalActor
     {
         ArgumentNullException.ThrowIfNull(accessInfo);
-        TransactionalMethod.NameOf(actor, method);
-        return Task.FromException<TResult>(PactNotSupported());
+        var name = TransactionalMethod.NameOf(actor, method);
+        var response = await actor.StartTxn(new TxnRequest(name, input, accessInfo));
+        return response.Result is null ? default! : (TResult)response.Result;
     }
 
-    /// <summary>
-    /// Runs a PACT whose first method returns no result. PACT execution is not available yet: this always
-    /// fails with <see cref="NotSupportedException"/> and never runs the transaction as an ACT instead.
-    /// </summary>
-    public static Task StartTxn<TActor, TInput>(
+    /// <summary>Runs a PACT whose first method returns no result; see the overload with a result.</summary>
+    public static async Task StartTxn<TActor, TInput>(
         this TActor actor, Func<TxnContext, TInput, Task> method, TInput input, ActorAccessInfo accessInfo)
         where TActor : ITransactionalActor
     {
         ArgumentNullException.ThrowIfNull(accessInfo);
-        TransactionalMethod.NameOf(actor, method);
-        return Task.FromException(PactNotSupported());
+        var name = TransactionalMethod.NameOf(actor, method);
+        await actor.StartTxn(new TxnRequest(name, input, accessInfo));
     }
-
-    internal static NotSupportedException PactNotSupported() =>
-        new("PACTs (StartTxn with ActorAccessInfo) are not supported yet; submit the transaction without access info to run it as an ACT.");
 }

@@ -60,21 +60,6 @@ public sealed class BadInputTests(ClusterFixture fixture)
     }
 
     [Fact]
-    public async Task Pact_submission_is_not_supported_yet_and_never_runs_as_an_act()
-    {
-        var ids = ClusterFixture.NewIds(2);
-        await Account(ids[0]).StartTxn(Account(ids[0]).Reset, 10m);
-        var access = new ActorAccessInfo().Add(Account(ids[0])).Add(Account(ids[1]));
-
-        await Assert.ThrowsAsync<NotSupportedException>(
-            () => Account(ids[0]).StartTxn(Account(ids[0]).Transfer, new Transfer(1, ids[1], 5m), access));
-        await Assert.ThrowsAsync<NotSupportedException>(
-            () => Account(ids[0]).StartTxn(new TxnRequest(nameof(IBankAccount.Transfer), new Transfer(1, ids[1], 5m), access)));
-        Assert.Equal(10m, await Balance(ids[0]));
-        Assert.Equal(0m, await Balance(ids[1]));
-    }
-
-    [Fact]
     public async Task Using_a_context_after_its_transaction_ended_aborts_with_a_typed_error()
     {
         var id = ClusterFixture.NewId();

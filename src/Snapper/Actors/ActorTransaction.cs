@@ -38,6 +38,9 @@ internal sealed class ActorTransaction<TState>(TxnContext context, bool isRoot)
     /// <summary>True once <c>GetState</c> granted <see cref="AccessMode.ReadWrite"/>: the copy is installed at commit.</summary>
     public bool Wrote { get; set; }
 
+    /// <summary>Whether the actor's schedule let this ACT in (no uncommitted PACT batch); it must leave at the end.</summary>
+    public bool Admitted { get; set; }
+
     /// <summary>Methods of this transaction executing on this actor now.</summary>
     public int RunningMethods { get; set; }
 

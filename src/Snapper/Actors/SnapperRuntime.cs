@@ -4,6 +4,7 @@ using Snapper.Act;
 using Snapper.Coordination;
 using Snapper.Diagnostics;
 using Snapper.Hosting;
+using Snapper.Pact;
 
 namespace Snapper.Actors;
 
@@ -14,13 +15,17 @@ internal sealed class SnapperRuntime(
     DeepCopier copier,
     Serializer serializer,
     TransactionalMethodTables methods,
-    SnapperMetrics metrics)
+    SnapperMetrics metrics,
+    PactService pacts)
 {
     public SnapperOptions Options { get; } = options.Value;
 
     public TransactionalMethodTables Methods { get; } = methods;
 
     public SnapperMetrics Metrics { get; } = metrics;
+
+    /// <summary>PACT ordering, batching, schedules and batch commit of this silo.</summary>
+    public PactService Pacts { get; } = pacts;
 
     /// <summary>The coordinator an actor asks for tids: chosen by hashing the actor's id (thesis §3.3.1.2).</summary>
     public ICoordinatorGrain CoordinatorFor(GrainId actor) =>

@@ -32,7 +32,7 @@ namespace Snapper;
 /// </remarks>
 [Reentrant]
 [KeepAlive] // State lives only in memory until the write-ahead log lands; an idle deactivation would lose it.
-public abstract class TransactionalActor<TState> : Grain, ITransactionalActor, IActParticipant
+public abstract partial class TransactionalActor<TState> : Grain, ITransactionalActor, IActParticipant
     where TState : class, new()
 {
     private readonly Dictionary<long, Actors.ActorTransaction<TState>> _transactions = new();
@@ -45,11 +45,12 @@ public abstract class TransactionalActor<TState> : Grain, ITransactionalActor, I
     private Actors.TransactionalMethodTable _methods = null!;
     private ILogger _logger = null!;
     private GrainId _self;
-    private TState _committed = null!;
+    private Scheduling.ActorSchedule _schedule = null!;
+    private Scheduling.StateVersions<TState> _state = null!;
     private IGrainTimer? _watchdog;
 
     /// <summary>The committed state as of now, outside any transaction. For inspection only; it is not locked.</summary>
-    protected TState CommittedState => _committed;
+    protected TState CommittedState => _state.Committed;
 
     /// <inheritdoc />
     public override Task OnActivateAsync(CancellationToken cancellationToken)
@@ -59,7 +60,9 @@ public abstract class TransactionalActor<TState> : Grain, ITransactionalActor, I
         _methods = _runtime.Methods.For(GetType());
         _logger = ServiceProvider.GetRequiredService<ILoggerFactory>().CreateLogger(GetType());
         _self = this.GetGrainId();
-        _committed = CreateInitialState();
+        _schedule = _runtime.Pacts.ScheduleOf(_self);
+        _state = new Scheduling.StateVersions<TState>(_schedule.Gate, CreateInitialState(), _runtime.Copy);
+        _schedule.Attach(_state);
         return base.OnActivateAsync(cancellationToken);
     }
 
@@ -74,12 +77,27 @@ public abstract class TransactionalActor<TState> : Grain, ITransactionalActor, I
     /// <exception cref="TransactionNotActiveException">The context's transaction is not running on this actor.</exception>
     protected async Task<TState> GetState(TxnContext context, AccessMode mode)
     {
+        ArgumentNullException.ThrowIfNull(context);
+        if (context.Mode == TxnMode.Pact)
+        {
+            // A PACT's turn was granted when its call entered the schedule; the mode needs no lock.
+            return _schedule.IsRunning(context.Tid)
+                ? _state.ForPact()
+                : throw new TransactionNotActiveException(context.Tid, "it is not running a method on this actor (it ended, or the context was kept).");
+        }
+
         var txn = RequireActive(context);
         var unlocked = mode == AccessMode.Read && _runtime.Options.UnsafeSkipReadLocks;
         if (!unlocked && !_lock.Holds(txn.Tid, mode))
         {
             try
             {
+                if (!txn.Admitted)
+                {
+                    await _schedule.EnterActAsync(txn.Tid, _runtime.Options.LockWaitTimeout);
+                    txn.Admitted = true;
+                }
+
                 await _lock.AcquireAsync(txn.Tid, mode, _runtime.Options.LockWaitTimeout);
             }
             catch (TransactionAbortedException abort)
@@ -101,7 +119,7 @@ public abstract class TransactionalActor<TState> : Grain, ITransactionalActor, I
             txn.Wrote = true;
         }
 
-        return txn.Working ??= _runtime.Copy(_committed);
+        return txn.Working ??= _runtime.Copy(_state.Committed);
     }
 
     /// <summary>
@@ -129,9 +147,9 @@ public abstract class TransactionalActor<TState> : Grain, ITransactionalActor, I
     async Task<TxnResponse> ITransactionalActor.StartTxn(TxnRequest request)
     {
         var method = _methods.Resolve(request.Method, request.Input);
-        if (request.AccessInfo is not null)
+        if (request.AccessInfo is { } accessInfo)
         {
-            throw TransactionalActorExtensions.PactNotSupported();
+            return await RunPactAsync(method, request.Input, accessInfo);
         }
 
         var context = await _runtime.CoordinatorFor(_self).NewAct(_self);
@@ -153,6 +171,17 @@ public abstract class TransactionalActor<TState> : Grain, ITransactionalActor, I
     {
         var method = _methods.Resolve(request.Method, request.Input);
         var context = request.Context;
+        if (context.Mode == TxnMode.Pact)
+        {
+            var (pactResult, pactFailure, entered) = await RunPactMethodAsync(context, method, request.Input, timeout: null);
+            if (entered)
+            {
+                _schedule.Exit(context.Tid);
+            }
+
+            return new CallResponse(pactResult, [], pactFailure);
+        }
+
         if (!_transactions.TryGetValue(context.Tid, out var txn))
         {
             if (_ended.TryGet(context.Tid, out var outcome))
@@ -222,6 +251,11 @@ public abstract class TransactionalActor<TState> : Grain, ITransactionalActor, I
 
     private async Task<object?> CallCore(TxnContext context, ITransactionalActor actor, string method, object? input)
     {
+        if (context.Mode == TxnMode.Pact)
+        {
+            return await CallPactAsync(context, actor, method, input);
+        }
+
         var txn = RequireActive(context);
         txn.OutstandingCalls++;
         CallResponse response;
@@ -436,12 +470,17 @@ public abstract class TransactionalActor<TState> : Grain, ITransactionalActor, I
     {
         if (outcome == TxnOutcome.Committed && txn.Wrote && txn.Working is not null)
         {
-            _committed = txn.Working;
+            _state.InstallAct(txn.Working);
         }
 
         txn.Phase = Actors.ActorTxnPhase.Ended;
         _transactions.Remove(txn.Tid);
         _lock.Release(txn.Tid, txn.Doomed);
+        if (txn.Admitted)
+        {
+            txn.Admitted = false;
+            _schedule.ExitAct();
+        }
     }
 
     private void RememberOutcome(long tid, TxnOutcome outcome)

@@ -4,6 +4,7 @@ using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Options;
 using Snapper.Actors;
 using Snapper.Diagnostics;
+using Snapper.Pact;
 
 namespace Snapper.Hosting;
 
@@ -37,6 +38,7 @@ public static class SnapperSiloBuilderExtensions
         services.TryAddSingleton(TimeProvider.System);
         services.TryAddSingleton<SnapperMetrics>();
         services.TryAddSingleton<TransactionalMethodTables>();
+        services.TryAddSingleton<PactService>();
         services.TryAddSingleton<SnapperRuntime>();
     }
 }

@@ -1,0 +1,15 @@
+namespace Snapper.Pact;
+
+/// <summary>A batch as its coordinator tracks it until it commits or aborts (thesis §3.3.2.4).</summary>
+internal sealed class PactBatch(long bid, GrainId[] participants)
+{
+    public long Bid { get; } = bid;
+
+    public GrainId[] Participants { get; } = participants;
+
+    /// <summary>Participants that have not reported BatchComplete yet.</summary>
+    public int Pending { get; set; } = participants.Length;
+
+    /// <summary>Completes with null when the batch commits, or with the abort of the PACT that failed it.</summary>
+    public TaskCompletionSource<TransactionAbortedException?> Outcome { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+}

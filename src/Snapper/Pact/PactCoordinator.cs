@@ -1,0 +1,43 @@
+using System.Collections.Concurrent;
+
+namespace Snapper.Pact;
+
+/// <summary>
+/// One coordinator of the ring: it accumulates the PACTs submitted to it while the token is elsewhere, and turns
+/// them into one batch when the token arrives.
+/// </summary>
+internal sealed class PactCoordinator(int index)
+{
+    private readonly ConcurrentQueue<PendingPact> _pending = new();
+
+    public int Index { get; } = index;
+
+    public bool HasPending => !_pending.IsEmpty;
+
+    public Task<PactTicket> Enqueue(ActorAccessInfo accessInfo)
+    {
+        var pact = new PendingPact(accessInfo);
+        _pending.Enqueue(pact);
+        return pact.Ticket.Task;
+    }
+
+    /// <summary>Everything accumulated so far, in arrival order.</summary>
+    public List<PendingPact> Drain()
+    {
+        var drained = new List<PendingPact>();
+        while (_pending.TryDequeue(out var pact))
+        {
+            drained.Add(pact);
+        }
+
+        return drained;
+    }
+}
+
+/// <summary>A submitted PACT waiting for its tid.</summary>
+internal sealed class PendingPact(ActorAccessInfo accessInfo)
+{
+    public ActorAccessInfo AccessInfo { get; } = accessInfo;
+
+    public TaskCompletionSource<PactTicket> Ticket { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+}

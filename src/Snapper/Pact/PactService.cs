@@ -1,0 +1,278 @@
+using System.Collections.Concurrent;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using Snapper.Coordination;
+using Snapper.Hosting;
+using Snapper.Scheduling;
+
+namespace Snapper.Pact;
+
+/// <summary>
+/// PACT ordering, batching and batch commit for the actors of one silo (thesis §3.3.2): a ring of coordinators
+/// passing one token, the actors' local schedules, and the commit of batches in bid order.
+/// </summary>
+/// <remarks>
+/// <para>
+/// Coordinators, schedules and the commit sequence meet in this silo-local service instead of exchanging grain
+/// messages (DESIGN.md §5): BatchMsg, BatchComplete and BatchCommit are method calls, and an actor waits for its
+/// turn on a task this service completes; the continuation resumes on the grain's own scheduler, so the actor's
+/// turn-based model holds. User calls between actors stay grain calls.
+/// </para>
+/// <para>Invariants:</para>
+/// <list type="bullet">
+/// <item>Tids and bids increase in token order, and batches are emitted (registered and delivered to every
+/// schedule) under <see cref="_gate"/> in that same order, before the token moves on. So every schedule sees
+/// its sub-batches in bid order and prev_bid always names an emitted batch.</item>
+/// <item>Batches commit strictly in bid order: a batch commits when every participant reported it complete and
+/// every earlier batch committed.</item>
+/// <item>A failed PACT aborts every uncommitted batch at once, under <see cref="_gate"/>, so no batch is emitted
+/// while an abort is half done; <see cref="ResolvedBid"/> then covers every emitted batch, so later batches
+/// never wait for aborted ones.</item>
+/// <item>An idle ring parks the token after one round without work and is woken by the next submission.</item>
+/// </list>
+/// </remarks>
+internal sealed class PactService
+{
+    private const int MinTidRange = 4_096;
+    private readonly object _gate = new();
+    private readonly PactCoordinator[] _ring;
+    private readonly SortedDictionary<long, PactBatch> _uncommitted = new();
+    private readonly ConcurrentDictionary<GrainId, ActorSchedule> _schedules = new();
+    private readonly ConcurrentDictionary<long, TransactionAbortedException> _doomed = new();
+    private readonly IGrainFactory _grains;
+    private readonly ILogger<PactService> _logger;
+    private PactToken? _parked = new();
+    private long _resolvedBid = -1;
+    private long _lastBid = -1;
+
+    public PactService(IOptions<SnapperOptions> options, IGrainFactory grains, ILogger<PactService> logger)
+    {
+        _grains = grains;
+        _logger = logger;
+        _ring = Enumerable.Range(0, options.Value.Coordinators).Select(i => new PactCoordinator(i)).ToArray();
+    }
+
+    /// <summary>Every batch with a bid at or below this is committed or aborted.</summary>
+    public long ResolvedBid => Volatile.Read(ref _resolvedBid);
+
+    public ActorSchedule ScheduleOf(GrainId actor) => _schedules.GetOrAdd(actor, static (id, service) => new ActorSchedule(id, service), this);
+
+    /// <summary>Submits a PACT to the coordinator its first actor hashes to; completes when the PACT has a tid and its batch was emitted.</summary>
+    public Task<PactTicket> SubmitAsync(GrainId root, ActorAccessInfo accessInfo)
+    {
+        var coordinator = _ring[root.GetUniformHashCode() % (uint)_ring.Length];
+        var ticket = coordinator.Enqueue(accessInfo);
+        if (Interlocked.Exchange(ref _parked, null) is { } token)
+        {
+            token.IdleHops = 0;
+            Pass(token, coordinator.Index);
+        }
+
+        return ticket;
+    }
+
+    /// <summary>The outcome of a PACT's batch: null if it committed, else why it aborted.</summary>
+    public Task<TransactionAbortedException?> OutcomeAsync(PactTicket ticket)
+    {
+        lock (_gate)
+        {
+            if (_uncommitted.TryGetValue(ticket.Bid, out var batch))
+            {
+                return batch.Outcome.Task;
+            }
+        }
+
+        // Resolved before anyone asked: only an abort removes a batch whose PACT has not yet returned.
+        return Task.FromResult<TransactionAbortedException?>(
+            new TransactionAbortedException(ticket.Tid, AbortReason.CascadingAbort, $"its batch {ticket.Bid} was aborted."));
+    }
+
+    /// <summary>Marks a PACT as failed where its first actor will see it, even if user code caught the failed call.</summary>
+    public void Doom(TransactionAbortedException reason) => _doomed.TryAdd(reason.Tid, reason);
+
+    public TransactionAbortedException? TakeDoom(long tid) => _doomed.TryRemove(tid, out var reason) ? reason : null;
+
+    /// <summary>
+    /// The PACT's first method returned: releases the accesses it declared but did not make. Returns false if a
+    /// method of it is still running somewhere (a call that was not awaited).
+    /// </summary>
+    public bool Finish(long tid, ActorAccessInfo accessInfo)
+    {
+        var clean = true;
+        foreach (var actor in accessInfo.Accesses.Keys)
+        {
+            clean &= ScheduleOf(actor).Finish(tid);
+        }
+
+        return clean;
+    }
+
+    /// <summary>BatchComplete: <paramref name="actor"/> finished its sub-batch of <paramref name="bid"/>.</summary>
+    public void BatchComplete(long bid, GrainId actor)
+    {
+        lock (_gate)
+        {
+            if (!_uncommitted.TryGetValue(bid, out var batch))
+            {
+                return; // aborted meanwhile
+            }
+
+            batch.Pending--;
+            CommitInOrder();
+        }
+    }
+
+    /// <summary>
+    /// Aborts the batch of a failed PACT and, since later batches may have read its writes, every uncommitted
+    /// batch (thesis §3.3.2.4). Emission waits on the same lock, so it resumes only after the abort is complete.
+    /// </summary>
+    public void Abort(PactTicket failed, TransactionAbortedException reason)
+    {
+        lock (_gate)
+        {
+            if (!_uncommitted.ContainsKey(failed.Bid))
+            {
+                return;
+            }
+
+            var batches = _uncommitted.Values.ToArray();
+            _uncommitted.Clear();
+            Volatile.Write(ref _resolvedBid, Math.Max(_resolvedBid, _lastBid));
+            TransactionAbortedException ReasonFor(long bid, long tid) => tid == reason.Tid
+                ? reason
+                : new TransactionAbortedException(tid, AbortReason.CascadingAbort, $"transaction {reason.Tid} of batch {failed.Bid} failed ({reason.Reason}); batch {bid} was not committed yet.");
+            foreach (var actor in batches.SelectMany(b => b.Participants).Distinct())
+            {
+                ScheduleOf(actor).AbortAll(ReasonFor);
+            }
+
+            foreach (var batch in batches)
+            {
+                batch.Outcome.TrySetResult(batch.Bid == failed.Bid ? reason : new TransactionAbortedException(
+                    reason.Tid, AbortReason.CascadingAbort, $"batch {failed.Bid} failed ({reason.Reason})."));
+            }
+
+            _logger.LogDebug("PACT {Tid} failed ({Reason}); aborted {Count} uncommitted batch(es)", reason.Tid, reason.Reason, batches.Length);
+        }
+    }
+
+    private void CommitInOrder()
+    {
+        while (_uncommitted.Count > 0)
+        {
+            var (bid, batch) = _uncommitted.First();
+            if (batch.Pending > 0)
+            {
+                return;
+            }
+
+            _uncommitted.Remove(bid);
+            Volatile.Write(ref _resolvedBid, Math.Max(_resolvedBid, bid));
+            foreach (var actor in batch.Participants)
+            {
+                ScheduleOf(actor).Commit(bid);
+            }
+
+            batch.Outcome.TrySetResult(null);
+        }
+    }
+
+    private void Pass(PactToken token, int to) =>
+        ThreadPool.UnsafeQueueUserWorkItem(static state => _ = state.Service.VisitAsync(state.To, state.Token), (Service: this, To: to % _ring.Length, Token: token), preferLocal: false);
+
+    /// <summary>The token arrives at coordinator <paramref name="index"/>: form a batch of what it accumulated, emit it, pass the token on.</summary>
+    private async Task VisitAsync(int index, PactToken token)
+    {
+        var coordinator = _ring[index];
+        var pacts = coordinator.Drain();
+        if (pacts.Count == 0)
+        {
+            if (++token.IdleHops >= _ring.Length)
+            {
+                Park(token);
+                return;
+            }
+
+            Pass(token, index + 1);
+            return;
+        }
+
+        token.IdleHops = 0;
+        try
+        {
+            if (token.NextTid + pacts.Count > token.RangeEnd)
+            {
+                var size = Math.Max(MinTidRange, pacts.Count);
+                token.NextTid = await _grains.GetGrain<ITidSequencerGrain>(0).Reserve(size);
+                token.RangeEnd = token.NextTid + size;
+            }
+
+            Emit(pacts, token);
+        }
+        catch (Exception exception)
+        {
+            _logger.LogError(exception, "Coordinator {Index} could not order {Count} PACT(s)", index, pacts.Count);
+            foreach (var pact in pacts)
+            {
+                pact.Ticket.TrySetException(exception);
+            }
+        }
+
+        Pass(token, index + 1);
+    }
+
+    private void Park(PactToken token)
+    {
+        Volatile.Write(ref _parked, token);
+
+        // A submission that came after this coordinator drained its queue, but before the token was parked,
+        // found no parked token to wake: look once more, so it is not left waiting.
+        foreach (var coordinator in _ring)
+        {
+            if (coordinator.HasPending && Interlocked.Exchange(ref _parked, null) is { } again)
+            {
+                again.IdleHops = 0;
+                Pass(again, coordinator.Index);
+                return;
+            }
+        }
+    }
+
+    private void Emit(List<PendingPact> pacts, PactToken token)
+    {
+        var bid = token.NextTid;
+        var subBatches = new Dictionary<GrainId, List<(long Tid, int Accesses)>>();
+        var tickets = new PactTicket[pacts.Count];
+        for (var i = 0; i < pacts.Count; i++)
+        {
+            var tid = token.NextTid++;
+            tickets[i] = new PactTicket(tid, bid);
+            foreach (var (actor, accesses) in pacts[i].AccessInfo.Accesses)
+            {
+                if (!subBatches.TryGetValue(actor, out var list))
+                {
+                    subBatches[actor] = list = new List<(long, int)>();
+                }
+
+                list.Add((tid, accesses));
+            }
+        }
+
+        lock (_gate)
+        {
+            _lastBid = bid;
+            _uncommitted.Add(bid, new PactBatch(bid, [.. subBatches.Keys]));
+            foreach (var (actor, list) in subBatches)
+            {
+                var prev = token.PrevBid.GetValueOrDefault(actor, -1);
+                token.PrevBid[actor] = bid;
+                ScheduleOf(actor).Deliver(bid, prev, list);
+            }
+        }
+
+        for (var i = 0; i < pacts.Count; i++)
+        {
+            pacts[i].Ticket.TrySetResult(tickets[i]);
+        }
+    }
+}

@@ -1,0 +1,83 @@
+namespace Snapper.Scheduling;
+
+/// <summary>
+/// The committed state of an actor and the speculative versions PACT batches left on it (thesis §3.3.2.3: a batch
+/// runs on the state of the previous batch once that batch completed here, before it committed).
+/// </summary>
+/// <remarks>
+/// Invariants, all under the schedule's lock:
+/// <list type="bullet">
+/// <item><c>Committed</c> and every recorded version are never handed to running code: the first access of a batch
+/// copies <c>Latest</c> if it is shared with either, so a later abort can fall back to them intact.</item>
+/// <item><c>Latest</c> is the state after the last batch that completed here (or the committed state).</item>
+/// <item>An ACT runs only when no batch is uncommitted here, so it copies <c>Committed</c>, which then equals <c>Latest</c>.</item>
+/// </list>
+/// </remarks>
+internal sealed class StateVersions<TState>(object gate, TState initial, Func<TState, TState> copy) : IActorStateVersions
+    where TState : class
+{
+    private readonly Dictionary<long, TState> _versions = new();
+    private TState _committed = initial;
+    private TState _latest = initial;
+    private bool _latestShared = true;
+
+    public TState Committed
+    {
+        get
+        {
+            lock (gate)
+            {
+                return _committed;
+            }
+        }
+    }
+
+    /// <summary>The state a PACT of the running batch works on: the same object for every access of that batch.</summary>
+    public TState ForPact()
+    {
+        lock (gate)
+        {
+            if (_latestShared)
+            {
+                _latest = copy(_latest);
+                _latestShared = false;
+            }
+
+            return _latest;
+        }
+    }
+
+    /// <summary>Installs what a committed ACT wrote.</summary>
+    public void InstallAct(TState written)
+    {
+        lock (gate)
+        {
+            _committed = _latest = written;
+            _latestShared = true;
+        }
+    }
+
+    public void BatchCompleted(long bid)
+    {
+        if (!_latestShared)
+        {
+            _versions[bid] = _latest;
+            _latestShared = true;
+        }
+    }
+
+    public void BatchCommitted(long bid)
+    {
+        if (_versions.Remove(bid, out var version))
+        {
+            _committed = version;
+        }
+    }
+
+    public void Reset()
+    {
+        _versions.Clear();
+        _latest = _committed;
+        _latestShared = true;
+    }
+}

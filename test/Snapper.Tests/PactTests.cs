@@ -1,0 +1,202 @@
+using Snapper.Tests.Actors;
+using Xunit;
+
+namespace Snapper.Tests;
+
+/// <summary>PACTs through the public API: commit, deterministic order under contention, aborts, and wrong declarations.</summary>
+[Collection(ClusterCollection.Name)]
+public sealed class PactTests(ClusterFixture fixture)
+{
+    private IBankAccount Account(long id) => fixture.Client.GetGrain<IBankAccount>(id);
+
+    private async Task<long[]> OpenAccounts(int count, decimal balance)
+    {
+        var ids = ClusterFixture.NewIds(count);
+        foreach (var id in ids)
+        {
+            await Account(id).StartTxn(Account(id).Reset, balance);
+        }
+
+        return ids;
+    }
+
+    private ActorAccessInfo Declare(params long[] ids) => ActorAccessInfo.Of([.. ids.Select(id => (IAddressable)Account(id))]);
+
+    private async Task<AccountState[]> ReadAll(long[] ids) => await Account(ids[0]).StartTxn(Account(ids[0]).ReadAll, ids);
+
+    [Fact]
+    public async Task A_pact_transfer_commits_on_every_declared_actor()
+    {
+        var ids = await OpenAccounts(2, 100m);
+
+        var remaining = await Account(ids[0]).StartTxn(Account(ids[0]).Transfer, new Transfer(1, ids[1], 30m), Declare(ids[0], ids[1]));
+
+        Assert.Equal(70m, remaining);
+        var states = await ReadAll(ids);
+        Assert.Equal([70m, 130m], states.Select(s => s.Balance));
+        Assert.All(states, s => Assert.Equal([1L], s.Applied));
+    }
+
+    [Fact]
+    public async Task Contended_pacts_never_abort_and_apply_in_one_order_everywhere()
+    {
+        var ids = await OpenAccounts(4, 1_000m);
+        var random = new Random(5);
+        var transfers = Enumerable.Range(0, 400).Select(i =>
+        {
+            var from = ids[random.Next(ids.Length)];
+            var to = ids.Where(id => id != from).ElementAt(random.Next(ids.Length - 1));
+            return Account(from).StartTxn(Account(from).Transfer, new Transfer(100 + i, to, 1m), Declare(from, to));
+        }).ToArray();
+
+        await Task.WhenAll(transfers);
+
+        var states = await ReadAll(ids);
+        Assert.Equal(4_000m, states.Sum(s => s.Balance));
+
+        // Deterministic execution: any two transfers that met on two accounts met there in the same order.
+        var positions = states.Select(s => s.Applied.Select((op, i) => (op, i)).ToDictionary(p => p.op, p => p.i)).ToArray();
+        for (var a = 0; a < positions.Length; a++)
+        {
+            for (var b = a + 1; b < positions.Length; b++)
+            {
+                var shared = positions[a].Keys.Intersect(positions[b].Keys).OrderBy(op => positions[a][op]).ToArray();
+                Assert.Equal(shared, shared.OrderBy(op => positions[b][op]));
+            }
+        }
+    }
+
+    [Fact]
+    public async Task A_user_exception_aborts_the_pact_and_leaves_nothing()
+    {
+        var ids = await OpenAccounts(2, 10m);
+
+        var abort = await Assert.ThrowsAsync<TransactionAbortedException>(
+            () => Account(ids[0]).StartTxn(Account(ids[0]).Transfer, new Transfer(1, ids[1], 50m), Declare(ids[0], ids[1])));
+
+        Assert.Equal(AbortReason.UserException, abort.Reason);
+        Assert.IsType<InsufficientFundsException>(abort.InnerException);
+        var states = await ReadAll(ids);
+        Assert.Equal([10m, 10m], states.Select(s => s.Balance));
+        Assert.All(states, s => Assert.Empty(s.Applied));
+    }
+
+    [Fact]
+    public async Task A_failing_pact_cascades_only_to_uncommitted_batches_and_money_is_conserved()
+    {
+        var ids = await OpenAccounts(3, 100m);
+
+        // Overdrafts fail on purpose among good transfers; every transfer either commits or aborts as a whole.
+        var work = Enumerable.Range(0, 300).Select(async i =>
+        {
+            var (from, to) = (ids[i % 3], ids[(i + 1) % 3]);
+            var amount = i % 25 == 0 ? 1_000m : 1m;
+            try
+            {
+                await Account(from).StartTxn(Account(from).Transfer, new Transfer(1_000 + i, to, amount), Declare(from, to));
+                return (i, (AbortReason?)null);
+            }
+            catch (TransactionAbortedException abort)
+            {
+                return (i, abort.Reason);
+            }
+        }).ToArray();
+        var outcomes = await Task.WhenAll(work);
+
+        Assert.All(outcomes.Where(o => o.i % 25 == 0), o => Assert.True(o.Item2 is AbortReason.UserException or AbortReason.CascadingAbort));
+        Assert.All(outcomes.Where(o => o.Item2 is { } r), o => Assert.True(o.Item2 is AbortReason.UserException or AbortReason.CascadingAbort));
+        Assert.Contains(outcomes, o => o.Item2 is null);
+        var states = await ReadAll(ids);
+        Assert.Equal(300m, states.Sum(s => s.Balance));
+        var committed = outcomes.Where(o => o.Item2 is null).Select(o => 1_000L + o.i).ToHashSet();
+        Assert.Equal(committed, states.SelectMany(s => s.Applied).Distinct().ToHashSet());
+    }
+
+    [Fact]
+    public async Task Calling_an_undeclared_actor_aborts_at_once_naming_it()
+    {
+        var ids = await OpenAccounts(2, 100m);
+
+        var abort = await Assert.ThrowsAsync<TransactionAbortedException>(
+            () => Account(ids[0]).StartTxn(Account(ids[0]).Transfer, new Transfer(1, ids[1], 5m), Declare(ids[0])));
+
+        Assert.Equal(AbortReason.UndeclaredAccess, abort.Reason);
+        Assert.Contains(Account(ids[1]).GetGrainId().ToString(), abort.Message);
+        Assert.Equal([100m, 100m], (await ReadAll(ids)).Select(s => s.Balance));
+    }
+
+    [Fact]
+    public async Task Calling_an_actor_more_often_than_declared_aborts()
+    {
+        var ids = await OpenAccounts(2, 100m);
+
+        // Two deposits to the same account, declared once.
+        var abort = await Assert.ThrowsAsync<TransactionAbortedException>(() => Account(ids[0]).StartTxn(
+            Account(ids[0]).MultiTransfer, new MultiTransfer(1, [ids[1], ids[1]], 5m), Declare(ids[0], ids[1])));
+
+        Assert.Equal(AbortReason.UndeclaredAccess, abort.Reason);
+        Assert.Equal([100m, 100m], (await ReadAll(ids)).Select(s => s.Balance));
+    }
+
+    [Fact]
+    public async Task Declared_but_unused_accesses_are_released_when_the_pact_returns()
+    {
+        var ids = await OpenAccounts(3, 100m);
+        var overDeclared = Declare(ids[0], ids[1], ids[2]).Add(Account(ids[1]).GetGrainId(), 3);
+
+        await Account(ids[0]).StartTxn(Account(ids[0]).Transfer, new Transfer(1, ids[1], 5m), overDeclared);
+
+        // The next PACTs on the unused actor and on the over-declared one run right away.
+        await Account(ids[2]).StartTxn(Account(ids[2]).Transfer, new Transfer(2, ids[1], 5m), Declare(ids[2], ids[1]))
+            .WaitAsync(TimeSpan.FromSeconds(5));
+        Assert.Equal([95m, 110m, 95m], (await ReadAll(ids)).Select(s => s.Balance));
+    }
+
+    [Fact]
+    public async Task A_first_actor_missing_from_the_declaration_is_refused_before_ordering()
+    {
+        var ids = await OpenAccounts(2, 100m);
+
+        var abort = await Assert.ThrowsAsync<TransactionAbortedException>(
+            () => Account(ids[0]).StartTxn(Account(ids[0]).Transfer, new Transfer(1, ids[1], 5m), Declare(ids[1])));
+
+        Assert.Equal(AbortReason.UndeclaredAccess, abort.Reason);
+        Assert.Equal([100m, 100m], (await ReadAll(ids)).Select(s => s.Balance));
+    }
+
+    [Fact]
+    public async Task Pacts_and_acts_on_the_same_accounts_keep_the_total()
+    {
+        var ids = await OpenAccounts(4, 1_000m);
+        var random = new Random(9);
+        var work = Enumerable.Range(0, 400).Select(async i =>
+        {
+            var from = ids[random.Next(ids.Length)];
+            var to = ids.Where(id => id != from).ElementAt(random.Next(ids.Length - 1));
+            var transfer = new Transfer(5_000 + i, to, 1m);
+            try
+            {
+                if (i % 2 == 0)
+                {
+                    await Account(from).StartTxn(Account(from).Transfer, transfer, Declare(from, to));
+                }
+                else
+                {
+                    await Account(from).StartTxn(Account(from).Transfer, transfer);
+                }
+
+                return true;
+            }
+            catch (TransactionAbortedException abort) when (abort.Reason is AbortReason.WaitDie or AbortReason.LockTimeout or AbortReason.HybridDeadlock)
+            {
+                return false;
+            }
+        }).ToArray();
+        var committed = await Task.WhenAll(work);
+
+        Assert.All(committed.Where((_, i) => i % 2 == 0), Assert.True);
+        var states = await ReadAll(ids);
+        Assert.Equal(4_000m, states.Sum(s => s.Balance));
+        Assert.Equal(committed.Count(c => c), states.SelectMany(s => s.Applied).Distinct().Count());
+    }
+}
