@@ -11,11 +11,12 @@ using Snapper.Workloads.SmallBank;
 using Snapper.Workloads.Tpcc;
 
 var workloadOption = new Option<string>("--workload") { Description = "smallbank or tpcc", DefaultValueFactory = _ => "smallbank" };
-var modesOption = new Option<string>("--modes") { Description = "Comma-separated modes (NT,ACT,OrleansTxn); default: all the workload supports" };
+var modesOption = new Option<string>("--modes") { Description = "Comma-separated modes (NT,ACT,PACT,Hybrid,OrleansTxn); default: all the workload supports" };
 var actorsOption = new Option<int?>("--actors") { Description = "SmallBank accounts (default 10000; 1000 with --quick)" };
 var txnSizeOption = new Option<string>("--txnsize") { Description = "Actors per transaction; a comma-separated list sweeps it", DefaultValueFactory = _ => "4" };
 var zipfOption = new Option<string>("--zipf") { Description = "Zipf constants; a comma-separated list sweeps them (e.g. 0,0.9,1,1.25,1.5)", DefaultValueFactory = _ => "0" };
 var hotOption = new Option<string?>("--hot") { Description = "Hot-set fractions instead of Zipf (90% of accesses go to the hot set), e.g. 0.01,0.001" };
+var pactPercentOption = new Option<double>("--pact-percent") { Description = "Share of PACTs in Hybrid mode, in percent", DefaultValueFactory = _ => 90 };
 var warehousesOption = new Option<string?>("--warehouses") { Description = "TPC-C warehouses; a comma-separated list sweeps them (default 2; 1 with --quick)" };
 var orderPartitionsOption = new Option<string>("--order-partitions")
 {
@@ -39,7 +40,7 @@ var seedOption = new Option<int>("--seed") { Description = "Seed of the client l
 
 var root = new RootCommand("Snapper experiment runner: one workload, several execution modes side by side, CSV and charts.")
 {
-    workloadOption, modesOption, actorsOption, txnSizeOption, zipfOption, hotOption, warehousesOption, orderPartitionsOption,
+    workloadOption, modesOption, actorsOption, txnSizeOption, zipfOption, hotOption, pactPercentOption, warehousesOption, orderPartitionsOption,
     itemsOption, pipelineOption, epochsOption,
     warmupOption, epochSecondsOption, quickOption, outOption, dataOption, clusterOption, seedOption,
 };
@@ -66,7 +67,8 @@ root.SetAction(async (parse, cancellationToken) =>
             parse.GetValue(actorsOption) ?? (quick ? 1_000 : 10_000),
             Ints(parse.GetValue(txnSizeOption)!),
             Doubles(parse.GetValue(zipfOption)!),
-            parse.GetValue(hotOption) is { } hot ? Doubles(hot) : null),
+            parse.GetValue(hotOption) is { } hot ? Doubles(hot) : null,
+            parse.GetValue(pactPercentOption)),
         "tpcc" => TpccPoints(
             Ints(parse.GetValue(warehousesOption) ?? (quick ? "1" : "2")),
             Ints(parse.GetValue(orderPartitionsOption)!),
@@ -131,10 +133,10 @@ root.SetAction(async (parse, cancellationToken) =>
 
 return await root.Parse(args).InvokeAsync();
 
-static IReadOnlyList<IWorkload> SmallBankPoints(int actors, int[] txnSizes, double[] zipfs, double[]? hots) =>
+static IReadOnlyList<IWorkload> SmallBankPoints(int actors, int[] txnSizes, double[] zipfs, double[]? hots, double pactPercent) =>
     (from txnSize in txnSizes
      from skew in hots is null ? zipfs.Select(z => (Zipf: z, Hot: (double?)null)) : hots.Select(h => (Zipf: 0.0, Hot: (double?)h))
-     select (IWorkload)new SmallBankWorkload(new SmallBankSettings(actors, txnSize, skew.Zipf, skew.Hot))).ToArray();
+     select (IWorkload)new SmallBankWorkload(new SmallBankSettings(actors, txnSize, skew.Zipf, skew.Hot, pactPercent))).ToArray();
 
 static IReadOnlyList<IWorkload> TpccPoints(int[] warehouses, int[] orderPartitions, int items) =>
     (from w in warehouses

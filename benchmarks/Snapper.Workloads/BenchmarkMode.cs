@@ -11,4 +11,10 @@ public enum BenchmarkMode
 
     /// <summary>The same workload on Microsoft.Orleans.Transactions.</summary>
     OrleansTxn,
+
+    /// <summary>Snapper PACTs: declared accesses, ordered in batches, never aborted by conflicts.</summary>
+    PACT,
+
+    /// <summary>Snapper PACTs and ACTs at once; the workload's PACT share decides each transaction's mode.</summary>
+    Hybrid,
 }

@@ -28,6 +28,9 @@ public interface IWorkload
     /// <summary>The parameters of this point, in a stable order, for the CSV's params column.</summary>
     IReadOnlyList<KeyValuePair<string, string>> Parameters { get; }
 
+    /// <summary>Parameters that only one mode uses (the hybrid PACT share), appended to <see cref="Parameters"/> for its rows.</summary>
+    IReadOnlyList<KeyValuePair<string, string>> ModeParameters(BenchmarkMode mode) => [];
+
     /// <summary>The modes this workload can run in.</summary>
     IReadOnlyList<BenchmarkMode> Modes { get; }
 

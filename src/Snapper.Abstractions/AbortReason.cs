@@ -41,8 +41,9 @@ public enum AbortReason
     CascadingAbort,
 
     /// <summary>
-    /// An ACT waited longer than <c>SnapperOptions.LockWaitTimeout</c> for PACT batches scheduled on an actor to
-    /// commit: under hybrid execution such waits can form a cycle with the batches, and the ACT gives way.
+    /// An ACT met uncommitted PACT batches on an actor: it waited longer than <c>SnapperOptions.HybridWaitTimeout</c>
+    /// for them to commit, or, holding other actors already, could not wait without risking a cycle with the
+    /// batches (thesis §3.3.4.2), so it gave way to them.
     /// </summary>
     HybridDeadlock,
 }

@@ -55,6 +55,12 @@ public sealed class UnsafeReadsClusterFixture : ClusterFixture
     protected override void Configure(SnapperOptions options) => options.UnsafeSkipReadLocks = true;
 }
 
+/// <summary>A silo whose actors let ACTs and PACT batches run over each other: a broken hybrid schedule.</summary>
+public sealed class UnsafeHybridClusterFixture : ClusterFixture
+{
+    protected override void Configure(SnapperOptions options) => options.UnsafeSkipHybridGate = true;
+}
+
 [CollectionDefinition(Name)]
 public sealed class ClusterCollection : ICollectionFixture<ClusterFixture>
 {

@@ -200,3 +200,31 @@ public sealed class PactTests(ClusterFixture fixture)
         Assert.Equal(committed.Count(c => c), states.SelectMany(s => s.Applied).Distinct().Count());
     }
 }
+
+/// <summary>PACTs whose user code never returns: the batch bound ends them, and later PACTs run again.</summary>
+[Collection(ClusterCollection.Name)]
+public sealed class PactTimeoutTests(ClusterFixture fixture)
+{
+    private IProbe Probe(long id) => fixture.Client.GetGrain<IProbe>(id);
+
+    [Fact]
+    public async Task A_stuck_pact_aborts_after_the_execution_timeout_and_later_pacts_proceed()
+    {
+        var ids = ClusterFixture.NewIds(2);
+        var gate = $"stuck-pact-{ids[0]}";
+        var stuck = Probe(ids[0]).StartTxn(Probe(ids[0]).Hold, new Hold(gate, AccessMode.ReadWrite), ActorAccessInfo.Of(Probe(ids[0])));
+        await Gates.WhenReached(gate);
+
+        // Queued behind the stuck one on the same actor.
+        var next = Probe(ids[0]).StartTxn(Probe(ids[0]).Increment, 5, ActorAccessInfo.Of(Probe(ids[0])));
+
+        var abort = await Assert.ThrowsAsync<TransactionAbortedException>(() => stuck.WaitAsync(TimeSpan.FromSeconds(20)));
+        Assert.Equal(AbortReason.ExecutionTimeout, abort.Reason);
+        var cascaded = await Assert.ThrowsAsync<TransactionAbortedException>(() => next.WaitAsync(TimeSpan.FromSeconds(5)));
+        Assert.Equal(AbortReason.CascadingAbort, cascaded.Reason);
+        Gates.Release(gate);
+
+        await Probe(ids[0]).StartTxn(Probe(ids[0]).Increment, 7, ActorAccessInfo.Of(Probe(ids[0]))).WaitAsync(TimeSpan.FromSeconds(5));
+        Assert.Equal(7, await Probe(ids[0]).StartTxn(Probe(ids[0]).Read, 0));
+    }
+}

@@ -16,7 +16,7 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
 
     public async Task<RunResult> RunAsync(IWorkload workload, BenchmarkMode mode, int pipeline, IProgress<string> progress, CancellationToken cancellationToken)
     {
-        var label = $"{workload.Name} {string.Join(' ', workload.Parameters.Select(p => $"{p.Key}={p.Value}"))} | {mode} pipeline={pipeline}";
+        var label = $"{workload.Name} {string.Join(' ', workload.Parameters.Concat(workload.ModeParameters(mode)).Select(p => $"{p.Key}={p.Value}"))} | {mode} pipeline={pipeline}";
         var recorders = Enumerable.Range(0, pipeline).Select(_ => new LoopRecorder(settings.Epochs)).ToArray();
         var epoch = 0;
         var loops = Enumerable.Range(0, pipeline).Select(i => Task.Run(async () =>
@@ -88,7 +88,7 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
         return new RunResult(
             workload.Name,
             mode,
-            workload.Parameters,
+            [.. workload.Parameters, .. workload.ModeParameters(mode)],
             pipeline,
             committed,
             aborts.Values.Sum(),

@@ -21,7 +21,9 @@ public sealed record RunSettings(
     public static IReadOnlyDictionary<BenchmarkMode, int[]> DefaultPipelines { get; } = new Dictionary<BenchmarkMode, int[]>
     {
         [BenchmarkMode.NT] = [64],
-        [BenchmarkMode.ACT] = [32],
-        [BenchmarkMode.OrleansTxn] = [4],
+        [BenchmarkMode.ACT] = [4],
+        [BenchmarkMode.OrleansTxn] = [1],
+        [BenchmarkMode.PACT] = [64],
+        [BenchmarkMode.Hybrid] = [16],
     };
 }

@@ -8,7 +8,8 @@ namespace Snapper.Workloads.SmallBank;
 /// <param name="TxnSize">Accounts per MultiTransfer: one withdraw and <c>TxnSize - 1</c> deposits in parallel.</param>
 /// <param name="Zipf">Zipf constant of account selection (0 = uniform); ignored when <paramref name="HotFraction"/> is set.</param>
 /// <param name="HotFraction">If set, a hot set of this fraction of the accounts receives 90% of the accesses.</param>
-public sealed record SmallBankSettings(int Actors = 10_000, int TxnSize = 4, double Zipf = 0, double? HotFraction = null);
+/// <param name="PactPercent">In <see cref="BenchmarkMode.Hybrid"/>, the percentage of transactions submitted as PACTs.</param>
+public sealed record SmallBankSettings(int Actors = 10_000, int TxnSize = 4, double Zipf = 0, double? HotFraction = null, double PactPercent = 90);
 
 /// <summary>
 /// SmallBank MultiTransfer: withdraw from one account and deposit to <c>TxnSize - 1</c> others in parallel.
@@ -43,7 +44,11 @@ public sealed class SmallBankWorkload : IWorkload
 
     public IReadOnlyList<KeyValuePair<string, string>> Parameters { get; }
 
-    public IReadOnlyList<BenchmarkMode> Modes { get; } = [BenchmarkMode.NT, BenchmarkMode.ACT, BenchmarkMode.OrleansTxn];
+    public IReadOnlyList<BenchmarkMode> Modes { get; } =
+        [BenchmarkMode.NT, BenchmarkMode.ACT, BenchmarkMode.PACT, BenchmarkMode.Hybrid, BenchmarkMode.OrleansTxn];
+
+    public IReadOnlyList<KeyValuePair<string, string>> ModeParameters(BenchmarkMode mode) =>
+        mode == BenchmarkMode.Hybrid ? [new("pact%", _settings.PactPercent.ToString(CultureInfo.InvariantCulture))] : [];
 
     public Task PrepareAsync(IGrainFactory grains, BenchmarkMode mode, CancellationToken cancellationToken) =>
         Parallel.ForEachAsync(
@@ -56,7 +61,7 @@ public sealed class SmallBankWorkload : IWorkload
                     case BenchmarkMode.NT:
                         await grains.GetGrain<INtAccount>(id).Init(InitialBalance);
                         break;
-                    case BenchmarkMode.ACT:
+                    case BenchmarkMode.ACT or BenchmarkMode.PACT or BenchmarkMode.Hybrid:
                         var account = grains.GetGrain<ISnapperAccount>(id);
                         await account.StartTxn(account.Init, InitialBalance);
                         break;
@@ -71,11 +76,10 @@ public sealed class SmallBankWorkload : IWorkload
     public ITransactionDriver CreateDriver(IGrainFactory grains, BenchmarkMode mode, int seed) => mode switch
     {
         BenchmarkMode.NT => new Driver(this, seed, input => grains.GetGrain<INtAccount>(input.From).MultiTransfer(input.Transfer)),
-        BenchmarkMode.ACT => new Driver(this, seed, input =>
-        {
-            var account = grains.GetGrain<ISnapperAccount>(input.From);
-            return account.StartTxn(account.MultiTransfer, input.Transfer);
-        }),
+        BenchmarkMode.ACT => new Driver(this, seed, input => Act(grains, input)),
+        BenchmarkMode.PACT => new Driver(this, seed, input => Pact(grains, input)),
+        BenchmarkMode.Hybrid => new Driver(this, seed, input =>
+            input.Draw * 100 < _settings.PactPercent ? Pact(grains, input) : Act(grains, input)),
         BenchmarkMode.OrleansTxn => new Driver(this, seed, input => grains.GetGrain<IOrleansTxnAccount>(input.From).MultiTransfer(input.Transfer)),
         _ => throw new NotSupportedException($"SmallBank has no {mode} mode."),
     };
@@ -90,7 +94,7 @@ public sealed class SmallBankWorkload : IWorkload
             total += mode switch
             {
                 BenchmarkMode.NT => (await Task.WhenAll(chunk.Select(id => grains.GetGrain<INtAccount>(id).Read()))).Sum(),
-                BenchmarkMode.ACT => await SumInOneTransaction(grains, chunk),
+                BenchmarkMode.ACT or BenchmarkMode.PACT or BenchmarkMode.Hybrid => await SumInOneTransaction(grains, chunk),
                 BenchmarkMode.OrleansTxn => (await Task.WhenAll(chunk.Select(id => grains.GetGrain<IOrleansTxnAccount>(id).Read()))).Sum(),
                 _ => throw new NotSupportedException($"SmallBank has no {mode} mode."),
             };
@@ -106,7 +110,26 @@ public sealed class SmallBankWorkload : IWorkload
         return await reader.StartTxn(reader.SumBalances, chunk);
     }
 
-    private (long From, MultiTransferInput Transfer) NextTransfer(Random random)
+    private static Task Act(IGrainFactory grains, TransferPlan input)
+    {
+        var account = grains.GetGrain<ISnapperAccount>(input.From);
+        return account.StartTxn(account.MultiTransfer, input.Transfer);
+    }
+
+    /// <summary>The same MultiTransfer as a PACT: one access to the withdrawing account and one to each deposit account.</summary>
+    private static Task Pact(IGrainFactory grains, TransferPlan input)
+    {
+        var account = grains.GetGrain<ISnapperAccount>(input.From);
+        var accesses = new ActorAccessInfo().Add(account);
+        foreach (var to in input.Transfer.To)
+        {
+            accesses.Add(grains.GetGrain<ISnapperAccount>(to));
+        }
+
+        return account.StartTxn(account.MultiTransfer, input.Transfer, accesses);
+    }
+
+    private TransferPlan NextTransfer(Random random)
     {
         var picked = _sampler.NextDistinct(random, _settings.TxnSize);
         var to = new long[picked.Length - 1];
@@ -115,10 +138,13 @@ public sealed class SmallBankWorkload : IWorkload
             to[i - 1] = picked[i];
         }
 
-        return (picked[0], new MultiTransferInput(to, 1));
+        return new TransferPlan(picked[0], new MultiTransferInput(to, 1), random.NextDouble());
     }
 
-    private sealed class Driver(SmallBankWorkload workload, int seed, Func<(long From, MultiTransferInput Transfer), Task> run) : ITransactionDriver
+    /// <summary>One MultiTransfer to issue; <paramref name="Draw"/> picks its mode in hybrid runs.</summary>
+    private readonly record struct TransferPlan(long From, MultiTransferInput Transfer, double Draw);
+
+    private sealed class Driver(SmallBankWorkload workload, int seed, Func<TransferPlan, Task> run) : ITransactionDriver
     {
         private readonly Random _random = new(seed);
 

@@ -36,7 +36,15 @@ public abstract partial class TransactionalActor<TState>
         // Taken before this PACT can finish, so that a commit racing with the lines below is not missed.
         var outcome = pacts.OutcomeAsync(ticket);
         var context = new TxnContext(ticket.Tid, TxnMode.Pact, _self);
-        var (result, failure, _) = await RunPactMethodAsync(context, method, input, _runtime.Options.ExecutionTimeout);
+        var run = RunPactMethodAsync(context, method, input);
+        if (await Task.WhenAny(run, outcome) != run)
+        {
+            // The batch ended before this method returned: aborted by another PACT, or by the service's bound
+            // on batch execution (ExecutionTimeout) while this method was stuck.
+            throw Aborted(ticket, (await outcome)!);
+        }
+
+        var (result, failure, _) = await run;
         failure ??= pacts.TakeDoom(ticket.Tid);
         if (failure is null)
         {
@@ -53,35 +61,30 @@ public abstract partial class TransactionalActor<TState>
             pacts.Abort(ticket, failure);
         }
 
-        TransactionAbortedException? aborted;
-        try
+        // Bounded: the service aborts any batch still uncommitted after ExecutionTimeout.
+        if (await outcome is { } aborted)
         {
-            // Earlier batches end within their own ExecutionTimeout, so this bound is only a safety net.
-            aborted = await outcome.WaitAsync(_runtime.Options.ExecutionTimeout + _runtime.Options.DecisionTimeout);
-        }
-        catch (TimeoutException)
-        {
-            pacts.Abort(ticket, new TransactionAbortedException(ticket.Tid, AbortReason.ExecutionTimeout, "its batch did not commit in time."));
-            aborted = await outcome;
-        }
-
-        pacts.TakeDoom(ticket.Tid);
-        if (aborted is not null)
-        {
-            var abort = aborted.Tid == ticket.Tid
-                ? aborted
-                : new TransactionAbortedException(ticket.Tid, AbortReason.CascadingAbort, $"transaction {aborted.Tid} failed and took its batch down: {aborted.Message}");
-            _runtime.Metrics.Aborted(TxnMode.Pact, abort.Reason);
-            throw abort;
+            throw Aborted(ticket, aborted);
         }
 
         _runtime.Metrics.Committed(TxnMode.Pact);
         return new TxnResponse(result);
     }
 
+    /// <summary>The exception a PACT's client gets, with the PACT's own tid.</summary>
+    private TransactionAbortedException Aborted(PactTicket ticket, TransactionAbortedException aborted)
+    {
+        _runtime.Pacts.TakeDoom(ticket.Tid);
+        var abort = aborted.Tid == ticket.Tid || aborted.Reason == AbortReason.ExecutionTimeout
+            ? new TransactionAbortedException(ticket.Tid, aborted.Reason, aborted.Message, aborted.InnerException)
+            : new TransactionAbortedException(ticket.Tid, AbortReason.CascadingAbort, $"transaction {aborted.Tid} failed and took its batch down: {aborted.Message}");
+        _runtime.Metrics.Aborted(TxnMode.Pact, abort.Reason);
+        return abort;
+    }
+
     /// <summary>Waits for the PACT's turn on this actor, then runs the method. Entered says whether the call counted as an access here.</summary>
     private async Task<(object? Result, TransactionAbortedException? Failure, bool Entered)> RunPactMethodAsync(
-        TxnContext context, Actors.TransactionalMethodInvoker method, object? input, TimeSpan? timeout)
+        TxnContext context, Actors.TransactionalMethodInvoker method, object? input)
     {
         Task turn;
         try
@@ -94,16 +97,10 @@ public abstract partial class TransactionalActor<TState>
             return (null, refused, false);
         }
 
-        var run = RunInTurnAsync(turn, method, context, input);
         try
         {
-            return (timeout is { } bound ? await run.WaitAsync(bound) : await run, null, true);
-        }
-        catch (TimeoutException) when (!run.IsCompleted)
-        {
-            var late = new TransactionAbortedException(context.Tid, AbortReason.ExecutionTimeout, $"it did not finish within {timeout}, its wait for its turn included.");
-            _runtime.Pacts.Doom(late);
-            return (null, late, true);
+            await turn;
+            return (await method.Invoke(this, context, input), null, true);
         }
         catch (Exception exception)
         {
@@ -111,12 +108,6 @@ public abstract partial class TransactionalActor<TState>
             _runtime.Pacts.Doom(failure);
             return (null, failure, true);
         }
-    }
-
-    private async Task<object?> RunInTurnAsync(Task turn, Actors.TransactionalMethodInvoker method, TxnContext context, object? input)
-    {
-        await turn;
-        return await method.Invoke(this, context, input);
     }
 
     private async Task<object?> CallPactAsync(TxnContext context, ITransactionalActor actor, string method, object? input)

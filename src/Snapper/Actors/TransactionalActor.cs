@@ -94,7 +94,10 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             {
                 if (!txn.Admitted)
                 {
-                    await _schedule.EnterActAsync(txn.Tid, _runtime.Options.LockWaitTimeout);
+                    // Only an ACT that holds nothing anywhere can wait for batches without risking a cycle
+                    // (a batch waiting for it); the first actor knows that before its first call.
+                    var holdsNothing = txn.IsRoot && txn.Participants.Count == 0 && txn.OutstandingCalls == 0;
+                    await _schedule.EnterActAsync(txn.Tid, holdsNothing ? _runtime.Options.HybridWaitTimeout : TimeSpan.Zero);
                     txn.Admitted = true;
                 }
 
@@ -173,7 +176,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         var context = request.Context;
         if (context.Mode == TxnMode.Pact)
         {
-            var (pactResult, pactFailure, entered) = await RunPactMethodAsync(context, method, request.Input, timeout: null);
+            var (pactResult, pactFailure, entered) = await RunPactMethodAsync(context, method, request.Input);
             if (entered)
             {
                 _schedule.Exit(context.Tid);

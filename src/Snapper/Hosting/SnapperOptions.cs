@@ -20,6 +20,13 @@ public sealed class SnapperOptions
     public TimeSpan LockWaitTimeout { get; set; } = TimeSpan.FromSeconds(5);
 
     /// <summary>
+    /// How long an ACT that holds nothing yet may wait for the PACT batches on its first actor to commit before it
+    /// gives way (<see cref="AbortReason.HybridDeadlock"/>). An ACT that already holds an actor never waits for
+    /// batches: such a wait can close a cycle with a batch waiting for it, so it aborts at once. Default: 100 ms.
+    /// </summary>
+    public TimeSpan HybridWaitTimeout { get; set; } = TimeSpan.FromMilliseconds(100);
+
+    /// <summary>
     /// Longest the first method of a transaction (with all the calls it awaits) may run before the transaction
     /// aborts with <see cref="AbortReason.ExecutionTimeout"/>. Default: 15 s.
     /// </summary>
@@ -42,6 +49,12 @@ public sealed class SnapperOptions
     /// that tests can show the serializability checker catches a broken schedule. Never set outside tests.
     /// </summary>
     internal bool UnsafeSkipReadLocks { get; set; }
+
+    /// <summary>
+    /// Test-only: ACTs and PACT batches ignore each other on an actor (no hybrid gate). This breaks
+    /// serializability of hybrid workloads on purpose, for the checker to catch. Never set outside tests.
+    /// </summary>
+    internal bool UnsafeSkipHybridGate { get; set; }
 
     /// <summary>How long an actor remembers the outcome of an ended transaction, for late messages. Default: 5 min.</summary>
     public TimeSpan OutcomeRetention { get; set; } = TimeSpan.FromMinutes(5);

@@ -19,6 +19,7 @@ internal sealed class SnapperOptionsValidator : IValidateOptions<SnapperOptions>
         }
 
         Positive(nameof(SnapperOptions.LockWaitTimeout), options.LockWaitTimeout);
+        Positive(nameof(SnapperOptions.HybridWaitTimeout), options.HybridWaitTimeout);
         Positive(nameof(SnapperOptions.ExecutionTimeout), options.ExecutionTimeout);
         Positive(nameof(SnapperOptions.PrepareTimeout), options.PrepareTimeout);
         Positive(nameof(SnapperOptions.ParticipantTimeout), options.ParticipantTimeout);

@@ -7,6 +7,9 @@ internal sealed class PactBatch(long bid, GrainId[] participants)
 
     public GrainId[] Participants { get; } = participants;
 
+    /// <summary>When the batch was emitted (<see cref="Environment.TickCount64"/>), for the execution bound.</summary>
+    public long EmittedAt { get; } = Environment.TickCount64;
+
     /// <summary>Participants that have not reported BatchComplete yet.</summary>
     public int Pending { get; set; } = participants.Length;
 

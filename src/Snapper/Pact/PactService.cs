@@ -28,10 +28,11 @@ namespace Snapper.Pact;
 /// <item>A failed PACT aborts every uncommitted batch at once, under <see cref="_gate"/>, so no batch is emitted
 /// while an abort is half done; <see cref="ResolvedBid"/> then covers every emitted batch, so later batches
 /// never wait for aborted ones.</item>
-/// <item>An idle ring parks the token after one round without work and is woken by the next submission.</item>
+/// <item>The token skips coordinators with nothing to batch and parks when no coordinator has work; the next
+/// submission takes it. So an idle ring costs nothing, and a busy one no empty hops.</item>
 /// </list>
 /// </remarks>
-internal sealed class PactService
+internal sealed class PactService : IDisposable
 {
     private const int MinTidRange = 4_096;
     private readonly object _gate = new();
@@ -41,6 +42,9 @@ internal sealed class PactService
     private readonly ConcurrentDictionary<long, TransactionAbortedException> _doomed = new();
     private readonly IGrainFactory _grains;
     private readonly ILogger<PactService> _logger;
+    private readonly bool _skipHybridGate;
+    private readonly TimeSpan _executionTimeout;
+    private readonly ITimer _watchdog;
     private PactToken? _parked = new();
     private long _resolvedBid = -1;
     private long _lastBid = -1;
@@ -49,13 +53,22 @@ internal sealed class PactService
     {
         _grains = grains;
         _logger = logger;
+        _skipHybridGate = options.Value.UnsafeSkipHybridGate;
+        _executionTimeout = options.Value.ExecutionTimeout;
+
+        // One timer bounds every batch, instead of a timer per PACT: a batch still uncommitted after
+        // ExecutionTimeout (a PACT stuck in user code, or waiting for a call that never comes) is aborted.
+        var period = TimeSpan.FromTicks(Math.Max(TimeSpan.FromMilliseconds(10).Ticks, _executionTimeout.Ticks / 4));
+        _watchdog = TimeProvider.System.CreateTimer(_ => AbortOverdue(), null, period, period);
         _ring = Enumerable.Range(0, options.Value.Coordinators).Select(i => new PactCoordinator(i)).ToArray();
     }
+
+    public void Dispose() => _watchdog.Dispose();
 
     /// <summary>Every batch with a bid at or below this is committed or aborted.</summary>
     public long ResolvedBid => Volatile.Read(ref _resolvedBid);
 
-    public ActorSchedule ScheduleOf(GrainId actor) => _schedules.GetOrAdd(actor, static (id, service) => new ActorSchedule(id, service), this);
+    public ActorSchedule ScheduleOf(GrainId actor) => _schedules.GetOrAdd(actor, static (id, service) => new ActorSchedule(id, service, service._skipHybridGate), this);
 
     /// <summary>Submits a PACT to the coordinator its first actor hashes to; completes when the PACT has a tid and its batch was emitted.</summary>
     public Task<PactTicket> SubmitAsync(GrainId root, ActorAccessInfo accessInfo)
@@ -64,7 +77,6 @@ internal sealed class PactService
         var ticket = coordinator.Enqueue(accessInfo);
         if (Interlocked.Exchange(ref _parked, null) is { } token)
         {
-            token.IdleHops = 0;
             Pass(token, coordinator.Index);
         }
 
@@ -156,6 +168,23 @@ internal sealed class PactService
         }
     }
 
+    /// <summary>Aborts the oldest batch, and so every later one, if it has been running longer than ExecutionTimeout.</summary>
+    private void AbortOverdue()
+    {
+        PactBatch? overdue;
+        lock (_gate)
+        {
+            overdue = _uncommitted.Count > 0 ? _uncommitted.First().Value : null;
+        }
+
+        if (overdue is not null && TimeSpan.FromMilliseconds(Environment.TickCount64 - overdue.EmittedAt) > _executionTimeout)
+        {
+            _logger.LogWarning("PACT batch {Bid} did not commit within {Timeout}; aborting it and every later batch", overdue.Bid, _executionTimeout);
+            Abort(new PactTicket(overdue.Bid, overdue.Bid), new TransactionAbortedException(overdue.Bid, AbortReason.ExecutionTimeout,
+                $"its batch {overdue.Bid} did not commit within {_executionTimeout}."));
+        }
+    }
+
     private void CommitInOrder()
     {
         while (_uncommitted.Count > 0)
@@ -183,55 +212,58 @@ internal sealed class PactService
     /// <summary>The token arrives at coordinator <paramref name="index"/>: form a batch of what it accumulated, emit it, pass the token on.</summary>
     private async Task VisitAsync(int index, PactToken token)
     {
-        var coordinator = _ring[index];
-        var pacts = coordinator.Drain();
-        if (pacts.Count == 0)
+        var pacts = _ring[index].Drain();
+        if (pacts.Count > 0)
         {
-            if (++token.IdleHops >= _ring.Length)
+            try
             {
-                Park(token);
-                return;
+                if (token.NextTid + pacts.Count > token.RangeEnd)
+                {
+                    var size = Math.Max(MinTidRange, pacts.Count);
+                    token.NextTid = await _grains.GetGrain<ITidSequencerGrain>(0).Reserve(size);
+                    token.RangeEnd = token.NextTid + size;
+                }
+
+                Emit(pacts, token);
             }
-
-            Pass(token, index + 1);
-            return;
-        }
-
-        token.IdleHops = 0;
-        try
-        {
-            if (token.NextTid + pacts.Count > token.RangeEnd)
+            catch (Exception exception)
             {
-                var size = Math.Max(MinTidRange, pacts.Count);
-                token.NextTid = await _grains.GetGrain<ITidSequencerGrain>(0).Reserve(size);
-                token.RangeEnd = token.NextTid + size;
-            }
-
-            Emit(pacts, token);
-        }
-        catch (Exception exception)
-        {
-            _logger.LogError(exception, "Coordinator {Index} could not order {Count} PACT(s)", index, pacts.Count);
-            foreach (var pact in pacts)
-            {
-                pact.Ticket.TrySetException(exception);
+                _logger.LogError(exception, "Coordinator {Index} could not order {Count} PACT(s)", index, pacts.Count);
+                foreach (var pact in pacts)
+                {
+                    pact.Ticket.TrySetException(exception);
+                }
             }
         }
 
-        Pass(token, index + 1);
+        PassOn(token, index);
     }
 
-    private void Park(PactToken token)
+    /// <summary>
+    /// Passes the token around the ring from <paramref name="from"/> to the next coordinator that has work. A
+    /// coordinator with nothing to batch would only hand the token on, so it is skipped; with no work anywhere the
+    /// token is parked (no thread spins), and the next submission takes it.
+    /// </summary>
+    private void PassOn(PactToken token, int from)
     {
+        for (var step = 1; step <= _ring.Length; step++)
+        {
+            var next = (from + step) % _ring.Length;
+            if (_ring[next].HasPending)
+            {
+                Pass(token, next);
+                return;
+            }
+        }
+
         Volatile.Write(ref _parked, token);
 
-        // A submission that came after this coordinator drained its queue, but before the token was parked,
-        // found no parked token to wake: look once more, so it is not left waiting.
+        // A submission that came after the scan, but before the token was parked, found no parked token to
+        // wake: look once more, so it is not left waiting.
         foreach (var coordinator in _ring)
         {
             if (coordinator.HasPending && Interlocked.Exchange(ref _parked, null) is { } again)
             {
-                again.IdleHops = 0;
                 Pass(again, coordinator.Index);
                 return;
             }

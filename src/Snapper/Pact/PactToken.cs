@@ -13,7 +13,4 @@ internal sealed class PactToken
 
     /// <summary>The last batch emitted to each actor. Entries of resolved batches are harmless: schedules treat them as done.</summary>
     public Dictionary<GrainId, long> PrevBid { get; } = new();
-
-    /// <summary>Consecutive coordinators that had nothing to batch; a full idle round parks the token.</summary>
-    public int IdleHops { get; set; }
 }

@@ -10,15 +10,40 @@ public sealed class BrokenScheduleTests(UnsafeReadsClusterFixture fixture, ITest
     public async Task Reads_without_locks_produce_a_cycle_the_checker_reports()
     {
         var shape = new RandomWorkloadShape(HotActors: 2, ColdActors: 4, HotProbability: 0.8, WriteProbability: 0.5, UserAbortProbability: 0);
-        IReadOnlyList<string> problems = [];
-        for (var round = 0; round < 6 && problems.Count == 0; round++)
-        {
-            var workload = new RandomHistory(fixture.Client, ClusterFixture.NewIds(shape.HotActors + shape.ColdActors)[0], shape);
-            var (history, final) = await workload.RunAsync(seed: 100 + round, transactions: 500, concurrency: 16, firstTxnId: (100 + round) * 1_000_000L);
-            problems = HistoryChecker.Check(history, final);
-            output.WriteLine($"round {round}: {history.Count(t => t.Committed)} committed, {problems.Count} problem(s)");
-        }
+        var problems = await BrokenRuns.FindProblems(fixture.Client, shape, output);
 
         Assert.Contains(problems, p => p.Contains("cycle") || p.Contains("no prefix"));
     }
+}
+
+/// <summary>Proof that the checker catches a broken hybrid schedule: without the gate between ACTs and batches.</summary>
+public sealed class BrokenHybridScheduleTests(UnsafeHybridClusterFixture fixture, ITestOutputHelper output) : IClassFixture<UnsafeHybridClusterFixture>
+{
+    [Fact]
+    public async Task Acts_running_over_uncommitted_batches_break_serializability_and_the_checker_reports_it()
+    {
+        var shape = new RandomWorkloadShape(HotActors: 2, ColdActors: 4, HotProbability: 0.8, WriteProbability: 0.7, UserAbortProbability: 0, PactFraction: 0.5);
+
+        Assert.NotEmpty(await BrokenRuns.FindProblems(fixture.Client, shape, output));
+    }
+}
+
+internal static class BrokenRuns
+{
+    /// <summary>Runs seeded rounds until the checker reports something (or six rounds pass).</summary>
+    public static async Task<IReadOnlyList<string>> FindProblems(IGrainFactory grains, RandomWorkloadShape shape, ITestOutputHelper output)
+    {
+        IReadOnlyList<string> problems = [];
+        for (var round = 0; round < 6 && problems.Count == 0; round++)
+        {
+            var workload = new RandomHistory(grains, ClusterFixture.NewIds(shape.HotActors + shape.ColdActors)[0], shape);
+            var (history, final) = await workload.RunAsync(seed: 100 + round, transactions: 500, concurrency: 16, firstTxnId: (100 + round) * 1_000_000L);
+            problems = HistoryChecker.Check(history, final);
+            output.WriteLine($"round {round}: {history.Count(t => t.Committed)} committed, {problems.Count} problem(s): {Shorten(problems.FirstOrDefault())}");
+        }
+
+        return problems;
+    }
+
+    private static string Shorten(string? problem) => problem is null ? "" : problem.Length <= 160 ? problem : problem[..160] + " ...";
 }

@@ -12,11 +12,13 @@ public sealed record RandomWorkloadShape(
     double WriteProbability = 0.6,
     double RepeatProbability = 0.15,
     double ParallelProbability = 0.5,
-    double UserAbortProbability = 0.05);
+    double UserAbortProbability = 0.05,
+    double PactFraction = 0);
 
 /// <summary>
-/// Generates seeded random transactions over <see cref="HistoryActor"/>s, runs them concurrently as ACTs,
-/// and collects the history for <see cref="HistoryChecker"/>. A failure reproduces from its seed.
+/// Generates seeded random transactions over <see cref="HistoryActor"/>s, runs them concurrently as ACTs or, for
+/// a <see cref="RandomWorkloadShape.PactFraction"/> of them, as PACTs declaring exactly the accesses their plan
+/// makes, and collects the history for <see cref="HistoryChecker"/>. A failure reproduces from its seed.
 /// </summary>
 public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomWorkloadShape shape)
 {
@@ -26,7 +28,9 @@ public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomW
         int seed, int transactions, int concurrency, long firstTxnId)
     {
         var random = new Random(seed);
-        var plans = Enumerable.Range(0, transactions).Select(i => Plan(random, firstTxnId + i)).ToArray();
+        var plans = Enumerable.Range(0, transactions)
+            .Select(i => (Plan: Plan(random, firstTxnId + i), Pact: random.NextDouble() < shape.PactFraction))
+            .ToArray();
         var history = new ConcurrentBag<RecordedTxn>();
         var next = -1;
         await Task.WhenAll(Enumerable.Range(0, concurrency).Select(async _ =>
@@ -34,11 +38,14 @@ public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomW
             int index;
             while ((index = Interlocked.Increment(ref next)) < plans.Length)
             {
-                var (root, step) = plans[index];
+                var ((root, step), pact) = plans[index];
                 var actor = grains.GetGrain<IHistoryActor>(root);
                 try
                 {
-                    history.Add(new RecordedTxn(step.Txn, true, await actor.StartTxn(actor.Execute, step)));
+                    var observations = pact
+                        ? await actor.StartTxn(actor.Execute, step, Declare(root, step))
+                        : await actor.StartTxn(actor.Execute, step);
+                    history.Add(new RecordedTxn(step.Txn, true, observations));
                 }
                 catch (TransactionAbortedException)
                 {
@@ -55,6 +62,23 @@ public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomW
         }
 
         return (history.ToArray(), final);
+    }
+
+    /// <summary>Exactly the accesses the plan makes: the first actor once, and one per call to each child actor.</summary>
+    private ActorAccessInfo Declare(long root, Step step)
+    {
+        var info = new ActorAccessInfo().Add(grains.GetGrain<IHistoryActor>(root));
+        var pending = new Stack<Step>([step]);
+        while (pending.TryPop(out var current))
+        {
+            for (var i = 0; i < current.Children.Length; i++)
+            {
+                info.Add(grains.GetGrain<IHistoryActor>(current.ChildActors[i]));
+                pending.Push(current.Children[i]);
+            }
+        }
+
+        return info;
     }
 
     private (long Root, Step Step) Plan(Random random, long txn)

@@ -1,0 +1,45 @@
+using Xunit;
+using Xunit.Abstractions;
+
+namespace Snapper.Tests.Serializability;
+
+/// <summary>
+/// Randomized workloads, pure ACT, pure PACT and hybrid mixes, checked for conflict serializability. Seeded: a
+/// failure names its seed.
+/// </summary>
+[Collection(ClusterCollection.Name)]
+public sealed class RandomizedHistoryTests(ClusterFixture fixture, ITestOutputHelper output)
+{
+    /// <summary>Transactions per run in CI; SNAPPER_CHECKER_TXNS raises it for a long run (e.g. 100000).</summary>
+    private static int Transactions => int.TryParse(Environment.GetEnvironmentVariable("SNAPPER_CHECKER_TXNS"), out var n) ? n : 2_000;
+
+    [Theory]
+    [InlineData(11)]
+    [InlineData(12)]
+    public Task Random_acts_over_hot_and_cold_actors_are_serializable(int seed) => RunAndCheck(seed, new RandomWorkloadShape());
+
+    [Theory]
+    [InlineData(21)]
+    [InlineData(22)]
+    public Task Random_pacts_over_hot_and_cold_actors_are_serializable(int seed) =>
+        RunAndCheck(seed, new RandomWorkloadShape(PactFraction: 1, UserAbortProbability: 0.01));
+
+    [Theory]
+    [InlineData(31, 0.5)]
+    [InlineData(32, 0.9)]
+    public Task Random_hybrid_mixes_are_serializable(int seed, double pactFraction) =>
+        RunAndCheck(seed, new RandomWorkloadShape(PactFraction: pactFraction, UserAbortProbability: 0.02));
+
+    private async Task RunAndCheck(int seed, RandomWorkloadShape shape)
+    {
+        var workload = new RandomHistory(fixture.Client, ClusterFixture.NewIds(shape.HotActors + shape.ColdActors)[0], shape);
+
+        var (history, final) = await workload.RunAsync(seed, Transactions, concurrency: 16, firstTxnId: seed * 1_000_000L);
+
+        var committed = history.Count(t => t.Committed);
+        output.WriteLine($"seed {seed}: {committed} committed, {history.Count - committed} aborted of {history.Count}");
+        Assert.Equal(Transactions, history.Count);
+        Assert.True(committed > Transactions / 5, $"seed {seed}: only {committed} committed");
+        Assert.Empty(HistoryChecker.Check(history, final));
+    }
+}
