@@ -1,21 +1,27 @@
 namespace Snapper;
 
 /// <summary>A client's request to run a transaction: the first method, its input and, for a PACT, the declared accesses.</summary>
+/// <remarks>
+/// The request and response types are <c>[Immutable]</c> to Orleans, so a call inside a silo does not deep-copy
+/// them (and a grain reference needs no copier for them, which Orleans otherwise builds by reflection for every
+/// reference). Snapper copies the input and the result itself where they cross from one actor to another, so
+/// actors never share a mutable object.
+/// </remarks>
 /// <param name="Method">The name of a transactional method of the first actor.</param>
 /// <param name="Input">The method's input.</param>
 /// <param name="AccessInfo">The declared actor accesses for a PACT; null for an ACT.</param>
-[GenerateSerializer, Alias("snapper.txn-request")]
+[GenerateSerializer, Immutable, Alias("snapper.txn-request")]
 public sealed record TxnRequest(
     [property: Id(0)] string Method,
     [property: Id(1)] object? Input,
     [property: Id(2)] ActorAccessInfo? AccessInfo = null);
 
 /// <summary>The result of a committed transaction: what its first method returned.</summary>
-[GenerateSerializer, Alias("snapper.txn-response")]
+[GenerateSerializer, Immutable, Alias("snapper.txn-response")]
 public sealed record TxnResponse([property: Id(0)] object? Result);
 
 /// <summary>One method call inside a running transaction, sent by <c>CallActor</c>.</summary>
-[GenerateSerializer, Alias("snapper.call-request")]
+[GenerateSerializer, Immutable, Alias("snapper.call-request")]
 public sealed record CallRequest(
     [property: Id(0)] TxnContext Context,
     [property: Id(1)] string Method,
@@ -26,7 +32,7 @@ public sealed record CallRequest(
 /// the actors it called), which the first actor needs for 2PC (thesis §3.3.3.3), and the abort, if the
 /// call failed. A failed call still reports its participants so that the first actor can release them.
 /// </summary>
-[GenerateSerializer, Alias("snapper.call-response")]
+[GenerateSerializer, Immutable, Alias("snapper.call-response")]
 public sealed record CallResponse(
     [property: Id(0)] object? Result,
     [property: Id(1)] GrainId[] Participants,

@@ -25,7 +25,7 @@ public interface ISnapperAccount : ITransactionalActor, IGrainWithIntegerKey
 
     Task<long> Read(TxnContext ctx, int unused);
 
-    Task<long> SumBalances(TxnContext ctx, long[] accounts);
+    Task<long> SumBalances(TxnContext ctx, [Immutable] long[] accounts);
 }
 
 public sealed class SnapperAccount : TransactionalActor<Balance>, ISnapperAccount

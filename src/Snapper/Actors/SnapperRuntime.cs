@@ -37,6 +37,12 @@ internal sealed class SnapperRuntime(
     public T Copy<T>(T state) where T : class => copier.Copy(state)!;
 
     /// <summary>
+    /// A private copy of a method's input or result as it passes between actors (the request types are
+    /// <c>[Immutable]</c> to Orleans, so this is the only copy inside a silo; immutable values are not copied).
+    /// </summary>
+    public object? CopyValue(object? value) => value is null ? null : copier.Copy(value);
+
+    /// <summary>
     /// Whether an exception, and every exception inside it, has an Orleans serializer. A user exception
     /// that has none would otherwise fail the whole response, and the caller would see a codec error
     /// instead of its abort.

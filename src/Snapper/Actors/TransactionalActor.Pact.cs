@@ -68,7 +68,7 @@ public abstract partial class TransactionalActor<TState>
         }
 
         _runtime.Metrics.Committed(TxnMode.Pact);
-        return new TxnResponse(result);
+        return new TxnResponse(_runtime.CopyValue(result));
     }
 
     /// <summary>The exception a PACT's client gets, with the PACT's own tid.</summary>

@@ -150,14 +150,15 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     async Task<TxnResponse> ITransactionalActor.StartTxn(TxnRequest request)
     {
         var method = _methods.Resolve(request.Method, request.Input);
+        var input = _runtime.CopyValue(request.Input);
         if (request.AccessInfo is { } accessInfo)
         {
-            return await RunPactAsync(method, request.Input, accessInfo);
+            return await RunPactAsync(method, input, accessInfo);
         }
 
         var context = await _runtime.CoordinatorFor(_self).NewAct(_self);
         var txn = Begin(context, isRoot: true);
-        var (result, failure) = await RunMethodAsync(txn, method, request.Input, _runtime.Options.ExecutionTimeout);
+        var (result, failure) = await RunMethodAsync(txn, method, input, _runtime.Options.ExecutionTimeout);
         failure ??= await CommitAsync(txn);
         if (failure is not null)
         {
@@ -167,22 +168,23 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         }
 
         _runtime.Metrics.Committed(context.Mode);
-        return new TxnResponse(result);
+        return new TxnResponse(_runtime.CopyValue(result));
     }
 
     async Task<CallResponse> ITransactionalActor.ExecuteCall(CallRequest request)
     {
         var method = _methods.Resolve(request.Method, request.Input);
         var context = request.Context;
+        var input = _runtime.CopyValue(request.Input);
         if (context.Mode == TxnMode.Pact)
         {
-            var (pactResult, pactFailure, entered) = await RunPactMethodAsync(context, method, request.Input);
+            var (pactResult, pactFailure, entered) = await RunPactMethodAsync(context, method, input);
             if (entered)
             {
                 _schedule.Exit(context.Tid);
             }
 
-            return new CallResponse(pactResult, [], pactFailure);
+            return new CallResponse(_runtime.CopyValue(pactResult), [], pactFailure);
         }
 
         if (!_transactions.TryGetValue(context.Tid, out var txn))
@@ -200,14 +202,14 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             throw new TransactionNotActiveException(context.Tid, $"it is {txn.Phase} on this actor and takes no more calls.");
         }
 
-        var (result, failure) = await RunMethodAsync(txn, method, request.Input, timeout: null);
+        var (result, failure) = await RunMethodAsync(txn, method, input, timeout: null);
         if (failure is not null)
         {
             txn.Doom(failure);
         }
 
         txn.Participants.Add(_self);
-        return new CallResponse(result, [.. txn.Participants], failure);
+        return new CallResponse(_runtime.CopyValue(result), [.. txn.Participants], failure);
     }
 
     /// <summary>Runs one transactional method and classifies how it failed, if it did.</summary>
