@@ -23,6 +23,9 @@ public sealed class SmallBankWorkload : IWorkload
     private const int CheckChunk = 100;
     private readonly SmallBankSettings _settings;
     private readonly KeySampler _sampler;
+    private GrainReferences<INtAccount>? _ntAccounts;
+    private GrainReferences<ISnapperAccount>? _snapperAccounts;
+    private GrainReferences<IOrleansTxnAccount>? _orleansTxnAccounts;
 
     public SmallBankWorkload(SmallBankSettings settings)
     {
@@ -75,12 +78,12 @@ public sealed class SmallBankWorkload : IWorkload
 
     public ITransactionDriver CreateDriver(IGrainFactory grains, BenchmarkMode mode, int seed) => mode switch
     {
-        BenchmarkMode.NT => new Driver(this, seed, input => grains.GetGrain<INtAccount>(input.From).MultiTransfer(input.Transfer)),
-        BenchmarkMode.ACT => new Driver(this, seed, input => Act(grains, input)),
-        BenchmarkMode.PACT => new Driver(this, seed, input => Pact(grains, input)),
+        BenchmarkMode.NT => new Driver(this, seed, input => NtAccounts(grains)[input.From].MultiTransfer(input.Transfer)),
+        BenchmarkMode.ACT => new Driver(this, seed, input => Act(SnapperAccounts(grains), input)),
+        BenchmarkMode.PACT => new Driver(this, seed, input => Pact(SnapperAccounts(grains), input)),
         BenchmarkMode.Hybrid => new Driver(this, seed, input =>
-            input.Draw * 100 < _settings.PactPercent ? Pact(grains, input) : Act(grains, input)),
-        BenchmarkMode.OrleansTxn => new Driver(this, seed, input => grains.GetGrain<IOrleansTxnAccount>(input.From).MultiTransfer(input.Transfer)),
+            input.Draw * 100 < _settings.PactPercent ? Pact(SnapperAccounts(grains), input) : Act(SnapperAccounts(grains), input)),
+        BenchmarkMode.OrleansTxn => new Driver(this, seed, input => OrleansTxnAccounts(grains)[input.From].MultiTransfer(input.Transfer)),
         _ => throw new NotSupportedException($"SmallBank has no {mode} mode."),
     };
 
@@ -110,20 +113,26 @@ public sealed class SmallBankWorkload : IWorkload
         return await reader.StartTxn(reader.SumBalances, chunk);
     }
 
-    private static Task Act(IGrainFactory grains, TransferPlan input)
+    private GrainReferences<INtAccount> NtAccounts(IGrainFactory grains) => _ntAccounts ??= new(grains, _settings.Actors);
+
+    private GrainReferences<ISnapperAccount> SnapperAccounts(IGrainFactory grains) => _snapperAccounts ??= new(grains, _settings.Actors);
+
+    private GrainReferences<IOrleansTxnAccount> OrleansTxnAccounts(IGrainFactory grains) => _orleansTxnAccounts ??= new(grains, _settings.Actors);
+
+    private static Task Act(GrainReferences<ISnapperAccount> accounts, TransferPlan input)
     {
-        var account = grains.GetGrain<ISnapperAccount>(input.From);
+        var account = accounts[input.From];
         return account.StartTxn(account.MultiTransfer, input.Transfer);
     }
 
     /// <summary>The same MultiTransfer as a PACT: one access to the withdrawing account and one to each deposit account.</summary>
-    private static Task Pact(IGrainFactory grains, TransferPlan input)
+    private static Task Pact(GrainReferences<ISnapperAccount> accounts, TransferPlan input)
     {
-        var account = grains.GetGrain<ISnapperAccount>(input.From);
+        var account = accounts[input.From];
         var accesses = new ActorAccessInfo().Add(account);
         foreach (var to in input.Transfer.To)
         {
-            accesses.Add(grains.GetGrain<ISnapperAccount>(to));
+            accesses.Add(accounts[to]);
         }
 
         return account.StartTxn(account.MultiTransfer, input.Transfer, accesses);
