@@ -36,17 +36,29 @@ var quickOption = new Option<bool>("--quick") { Description = "Smoke run: 1,000 
 var outOption = new Option<string?>("--out") { Description = "Output folder for CSV and charts (default data/results/<workload>-<time>)" };
 var dataOption = new Option<string>("--data") { Description = "Data folder (logs, default results)", DefaultValueFactory = _ => "data" };
 var clusterOption = new Option<int?>("--cluster") { Description = "Drive a running cluster through the gateway on this localhost port instead of an embedded silo" };
+var replotOption = new Option<string?>("--replot") { Description = "Redraw the charts of an existing results.csv (next to it) and exit; runs nothing" };
 var seedOption = new Option<int>("--seed") { Description = "Seed of the client loops", DefaultValueFactory = _ => 1 };
 
 var root = new RootCommand("Snapper experiment runner: one workload, several execution modes side by side, CSV and charts.")
 {
     workloadOption, modesOption, actorsOption, txnSizeOption, zipfOption, hotOption, pactPercentOption, warehousesOption, orderPartitionsOption,
     itemsOption, pipelineOption, epochsOption,
-    warmupOption, epochSecondsOption, quickOption, outOption, dataOption, clusterOption, seedOption,
+    warmupOption, epochSecondsOption, quickOption, outOption, dataOption, clusterOption, seedOption, replotOption,
 };
 
 root.SetAction(async (parse, cancellationToken) =>
 {
+    if (parse.GetValue(replotOption) is { } existing)
+    {
+        var previous = CsvOutput.Read(existing);
+        foreach (var chart in ChartOutput.Write(Path.GetDirectoryName(Path.GetFullPath(existing))!, previous[0].Workload, previous))
+        {
+            Console.WriteLine($"Wrote {chart}");
+        }
+
+        return 0;
+    }
+
     var quick = parse.GetValue(quickOption);
     var workloadName = parse.GetValue(workloadOption)!.ToLowerInvariant();
     var settings = new RunSettings(

@@ -33,7 +33,8 @@ public static class ChartOutput
             foreach (var r in points)
             {
                 // Log-scale axes label only decades; the value itself is what a reader compares.
-                Label(throughput, r.CommittedPerSecond.ToString("N0", CultureInfo.InvariantCulture), xOf(r), Math.Log10(Math.Max(r.CommittedPerSecond, 1)), line.Color);
+                Label(throughput, r.CommittedPerSecond.ToString("N0", CultureInfo.InvariantCulture), xOf(r), Math.Log10(Math.Max(r.CommittedPerSecond, 1)), line.Color,
+                    above: Array.IndexOf(modes, mode) % 2 == 0);
             }
         }
 
@@ -83,13 +84,14 @@ public static class ChartOutput
         return first.Key is null ? ("point", _ => 0) : (first.Key, r => double.Parse(Value(r, first.Key), CultureInfo.InvariantCulture));
     }
 
-    private static void Label(Plot plot, string text, double x, double y, Color color)
+    /// <summary>A value label on a point; neighbouring modes alternate above and below their lines so close lines stay readable.</summary>
+    private static void Label(Plot plot, string text, double x, double y, Color color, bool above)
     {
         var label = plot.Add.Text(text, x, y);
         label.LabelFontSize = 12;
         label.LabelFontColor = color;
-        label.LabelAlignment = Alignment.LowerCenter;
-        label.LabelOffsetY = -6;
+        label.LabelAlignment = above ? Alignment.LowerCenter : Alignment.UpperCenter;
+        label.LabelOffsetY = above ? -6 : 6;
     }
 
     private static string Value(RunResult r, string key) => r.Parameters.FirstOrDefault(p => p.Key == key).Value ?? "0";
@@ -109,7 +111,8 @@ public static class ChartOutput
         plot.Title(title);
         plot.XLabel(x);
         plot.YLabel(y);
-        plot.ShowLegend(Alignment.UpperRight);
+        // Beside the data, not over it: value labels sit on the lines, often in the upper right.
+        plot.ShowLegend(Edge.Right);
     }
 
     private static string Save(Plot plot, string directory, string name)

@@ -35,6 +35,36 @@ public static class CsvOutput
         File.WriteAllText(path, csv.ToString());
     }
 
+    /// <summary>
+    /// Reads back a file written by <see cref="Write"/>, for redrawing charts without rerunning. The aborted count
+    /// is recovered from the reasons; a failed consistency check is kept as its text.
+    /// </summary>
+    public static IReadOnlyList<RunResult> Read(string path) =>
+        File.ReadLines(path).Skip(1).Where(line => line.Length > 0).Select(line =>
+        {
+            var cells = line.Split(',', 11);
+            var parameters = cells[2].Split(';').Select(p => p.Split('=', 2)).Select(kv => new KeyValuePair<string, string>(kv[0], kv[1])).ToList();
+            var pipeline = int.Parse(parameters.Last(p => p.Key == "pipeline").Value, CultureInfo.InvariantCulture);
+            parameters.RemoveAll(p => p.Key == "pipeline");
+            var aborts = cells[8].Split(';', StringSplitOptions.RemoveEmptyEntries).Select(a => a.Split('=', 2))
+                .ToDictionary(a => a[0], a => long.Parse(a[1], CultureInfo.InvariantCulture));
+            return new RunResult(
+                cells[0],
+                Enum.Parse<Snapper.Workloads.BenchmarkMode>(cells[1]),
+                parameters,
+                pipeline,
+                long.Parse(cells[9], CultureInfo.InvariantCulture),
+                aborts.Values.Sum(),
+                D(cells[3]),
+                D(cells[4]),
+                D(cells[5]),
+                D(cells[6]),
+                aborts,
+                cells[10] == "ok" ? null : cells[10].Trim('"'));
+        }).ToArray();
+
+    private static double D(string text) => double.Parse(text, CultureInfo.InvariantCulture);
+
     private static string F(double value, string format) => value.ToString(format, CultureInfo.InvariantCulture);
 
     private static string Quote(string text) => "\"" + text.Replace("\"", "\"\"", StringComparison.Ordinal) + "\"";

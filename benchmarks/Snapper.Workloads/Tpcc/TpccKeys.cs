@@ -36,6 +36,10 @@ public static class TpccKeys
 
     public static long Order(int w, int d, int partition) => Key(TpccTable.Order, w, d, partition);
 
+    /// <summary>The warehouse and district a key was made from.</summary>
+    public static (int Warehouse, int District) Decode(long key) =>
+        ((int)((key >> WarehouseShift) & 0xFF_FFFF), (int)((key >> DistrictShift) & 0xFF));
+
     private static long Key(TpccTable table, int w, int d, int partition)
     {
         ArgumentOutOfRangeException.ThrowIfNegative(partition);

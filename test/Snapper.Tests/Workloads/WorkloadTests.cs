@@ -12,31 +12,38 @@ namespace Snapper.Tests.Workloads;
 [Collection(ClusterCollection.Name)]
 public sealed class WorkloadTests(ClusterFixture fixture)
 {
-    [Fact]
-    public async Task Concurrent_tpcc_new_orders_keep_districts_orders_and_stock_consistent()
+    [Theory]
+    [InlineData(BenchmarkMode.ACT)]
+    [InlineData(BenchmarkMode.PACT)]
+    public async Task Concurrent_tpcc_new_orders_keep_districts_orders_and_stock_consistent(BenchmarkMode mode)
     {
-        // Small scale, many rollbacks and remote lines, so that a few hundred orders exercise every path.
+        // Small scale, many rollbacks and remote lines, so that a few hundred orders exercise every path. As PACTs,
+        // a NewOrder declares both order actors of its district and uses one; a rollback cascades.
         var workload = new TpccWorkload(new TpccSettings(Warehouses: 2, OrderPartitions: 2, Items: 1_000, RemotePercent: 20, RollbackPercent: 10));
-        await workload.PrepareAsync(fixture.Client, BenchmarkMode.ACT, CancellationToken.None);
+        await workload.PrepareAsync(fixture.Client, mode, CancellationToken.None);
 
-        var outcomes = await RunAsync(workload, loops: 4, perLoop: 60);
+        var outcomes = await RunAsync(workload, mode, loops: 4, perLoop: 60);
 
         Assert.Contains(outcomes, o => o.Committed);
         Assert.Contains(outcomes, o => o.AbortReason == AbortClassifier.UserRollback);
         Assert.DoesNotContain(outcomes, o => o.AbortReason?.StartsWith("Error", StringComparison.Ordinal) == true);
-        Assert.Null(await workload.CheckConsistencyAsync(fixture.Client, BenchmarkMode.ACT, CancellationToken.None));
+        Assert.Null(await workload.CheckConsistencyAsync(fixture.Client, mode, CancellationToken.None));
     }
 
-    [Fact]
-    public async Task Concurrent_smallbank_multitransfers_keep_the_total_balance()
+    [Theory]
+    [InlineData(BenchmarkMode.ACT)]
+    [InlineData(BenchmarkMode.PACT)]
+    [InlineData(BenchmarkMode.Hybrid)]
+    public async Task Concurrent_smallbank_multitransfers_keep_the_total_balance(BenchmarkMode mode)
     {
-        var workload = new SmallBankWorkload(new SmallBankSettings(Actors: 50, TxnSize: 4, Zipf: 1.25));
-        await workload.PrepareAsync(fixture.Client, BenchmarkMode.ACT, CancellationToken.None);
+        var workload = new SmallBankWorkload(new SmallBankSettings(Actors: 50, TxnSize: 4, Zipf: 1.25, PactPercent: 50));
+        await workload.PrepareAsync(fixture.Client, mode, CancellationToken.None);
 
-        var outcomes = await RunAsync(workload, loops: 8, perLoop: 50);
+        var outcomes = await RunAsync(workload, mode, loops: 8, perLoop: 50);
 
         Assert.Contains(outcomes, o => o.Committed);
-        Assert.Null(await workload.CheckConsistencyAsync(fixture.Client, BenchmarkMode.ACT, CancellationToken.None));
+        Assert.DoesNotContain(outcomes, o => o.AbortReason?.StartsWith("Error", StringComparison.Ordinal) == true);
+        Assert.Null(await workload.CheckConsistencyAsync(fixture.Client, mode, CancellationToken.None));
     }
 
     [Fact]
@@ -51,11 +58,11 @@ public sealed class WorkloadTests(ClusterFixture fixture)
         Assert.Contains("stock shows 13 units", TpccWorkload.Check([District(2), Orders(1, 1, 5, 1), Orders(1, 2, 7, 2), Stock(13, 3)]));
     }
 
-    private async Task<RunOutcome[]> RunAsync(IWorkload workload, int loops, int perLoop)
+    private async Task<RunOutcome[]> RunAsync(IWorkload workload, BenchmarkMode mode, int loops, int perLoop)
     {
         var runs = Enumerable.Range(0, loops).Select(async loop =>
         {
-            var driver = workload.CreateDriver(fixture.Client, BenchmarkMode.ACT, seed: 100 + loop);
+            var driver = workload.CreateDriver(fixture.Client, mode, seed: 100 + loop);
             var outcomes = new List<RunOutcome>();
             for (var i = 0; i < perLoop; i++)
             {
