@@ -80,10 +80,15 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         ArgumentNullException.ThrowIfNull(context);
         if (context.Mode == TxnMode.Pact)
         {
-            // A PACT's turn was granted when its call entered the schedule; the mode needs no lock.
-            return _schedule.IsRunning(context.Tid)
-                ? _state.ForPact()
-                : throw new TransactionNotActiveException(context.Tid, "it is not running a method on this actor (it ended, or the context was kept).");
+            // A PACT's turn was granted when its call entered the schedule; the mode needs no lock. The check
+            // and the hand-out are one step under the schedule's lock: a cascading abort between them would
+            // otherwise give an aborted PACT the fresh copy the next batch is about to work on.
+            lock (_schedule.Gate)
+            {
+                return _schedule.IsRunning(context.Tid)
+                    ? _state.ForPact()
+                    : throw new TransactionNotActiveException(context.Tid, "it is not running a method on this actor (it ended, or the context was kept).");
+            }
         }
 
         var txn = RequireActive(context);
