@@ -75,9 +75,12 @@ public abstract partial class TransactionalActor<TState>
     private TransactionAbortedException Aborted(PactTicket ticket, TransactionAbortedException aborted)
     {
         _runtime.Pacts.TakeDoom(ticket.Tid);
-        var abort = aborted.Tid == ticket.Tid || aborted.Reason == AbortReason.ExecutionTimeout
-            ? new TransactionAbortedException(ticket.Tid, aborted.Reason, aborted.Message, aborted.InnerException)
-            : new TransactionAbortedException(ticket.Tid, AbortReason.CascadingAbort, $"transaction {aborted.Tid} failed and took its batch down: {aborted.Message}");
+        var abort = aborted.Tid == ticket.Tid
+            ? aborted
+            : aborted.Reason == AbortReason.ExecutionTimeout
+                ? new TransactionAbortedException(ticket.Tid, AbortReason.ExecutionTimeout, $"its batch did not commit within {_runtime.Options.ExecutionTimeout}.")
+                : new TransactionAbortedException(ticket.Tid, AbortReason.CascadingAbort,
+                    $"transaction {aborted.Tid} failed ({aborted.Reason}) and every batch not yet committed was aborted with it.");
         _runtime.Metrics.Aborted(TxnMode.Pact, abort.Reason);
         return abort;
     }
