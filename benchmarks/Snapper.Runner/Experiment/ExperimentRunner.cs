@@ -45,8 +45,14 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
         }, CancellationToken.None)).ToArray();
 
         var measuredTime = TimeSpan.Zero;
+        using var batches = new PactBatchStats();
         for (var e = 0; e < settings.Epochs; e++)
         {
+            if (e == settings.WarmupEpochs)
+            {
+                batches.Record();
+            }
+
             var clock = Stopwatch.StartNew();
             await Task.Delay(settings.EpochLength, cancellationToken);
             var elapsed = clock.Elapsed;
@@ -62,6 +68,11 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
             progress.Report(
                 $"{label} | epoch {e + 1}/{settings.Epochs}{(warmup ? " (warm-up)" : "")} | " +
                 $"{committed / elapsed.TotalSeconds,10:N0} txn/s | aborts {Rate(aborted, committed),6:P1}");
+        }
+
+        if (batches.Summary() is { } batchSummary)
+        {
+            progress.Report($"{label} | {batchSummary}");
         }
 
         var drained = Task.WhenAll(loops);

@@ -4,7 +4,8 @@ namespace Snapper.Diagnostics;
 
 /// <summary>
 /// Snapper's counters, on the meter "Snapper" (visible to dotnet-counters and OpenTelemetry):
-/// committed and aborted transactions (by mode and reason) and the 2PC messages sent.
+/// committed and aborted transactions (by mode and reason), the 2PC messages sent, and for PACTs the batch
+/// sizes and how long batches take from emission to commit.
 /// </summary>
 internal sealed class SnapperMetrics
 {
@@ -14,6 +15,8 @@ internal sealed class SnapperMetrics
     private readonly Counter<long> _aborted;
     private readonly Counter<long> _prepares;
     private readonly Counter<long> _commits;
+    private readonly Histogram<int> _batchSize;
+    private readonly Histogram<double> _batchCommitLag;
 
     public SnapperMetrics(IMeterFactory? meterFactory = null)
     {
@@ -22,6 +25,8 @@ internal sealed class SnapperMetrics
         _aborted = meter.CreateCounter<long>("snapper.txn.aborted", description: "Aborted transactions, by reason.");
         _prepares = meter.CreateCounter<long>("snapper.act.prepare.sent", description: "2PC prepare messages sent.");
         _commits = meter.CreateCounter<long>("snapper.act.commit.sent", description: "2PC commit messages sent.");
+        _batchSize = meter.CreateHistogram<int>("snapper.pact.batch.size", unit: "{transaction}", description: "PACTs per emitted batch.");
+        _batchCommitLag = meter.CreateHistogram<double>("snapper.pact.batch.commit_lag", unit: "ms", description: "Time from a batch's emission to its commit.");
     }
 
     public void Committed(TxnMode mode) => _committed.Add(1, new KeyValuePair<string, object?>("mode", mode.ToString()));
@@ -32,4 +37,8 @@ internal sealed class SnapperMetrics
     public void PreparesSent(int count) => _prepares.Add(count);
 
     public void CommitsSent(int count) => _commits.Add(count);
+
+    public void BatchEmitted(int pacts) => _batchSize.Record(pacts);
+
+    public void BatchCommitted(TimeSpan lag) => _batchCommitLag.Record(lag.TotalMilliseconds);
 }

@@ -7,8 +7,8 @@ internal sealed class PactBatch(long bid, GrainId[] participants)
 
     public GrainId[] Participants { get; } = participants;
 
-    /// <summary>When the batch was emitted (<see cref="Environment.TickCount64"/>), for the execution bound.</summary>
-    public long EmittedAt { get; } = Environment.TickCount64;
+    /// <summary>When the batch was emitted (<see cref="System.Diagnostics.Stopwatch"/> ticks), for the execution bound and the commit lag.</summary>
+    public long EmittedAt { get; } = System.Diagnostics.Stopwatch.GetTimestamp();
 
     /// <summary>Participants that have not reported BatchComplete yet.</summary>
     public int Pending { get; set; } = participants.Length;

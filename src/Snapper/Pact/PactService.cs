@@ -2,6 +2,7 @@ using System.Collections.Concurrent;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
 using Snapper.Coordination;
+using Snapper.Diagnostics;
 using Snapper.Hosting;
 using Snapper.Scheduling;
 
@@ -41,6 +42,7 @@ internal sealed class PactService : IDisposable
     private readonly ConcurrentDictionary<GrainId, ActorSchedule> _schedules = new();
     private readonly ConcurrentDictionary<long, TransactionAbortedException> _doomed = new();
     private readonly IGrainFactory _grains;
+    private readonly SnapperMetrics _metrics;
     private readonly ILogger<PactService> _logger;
     private readonly bool _skipHybridGate;
     private readonly TimeSpan _executionTimeout;
@@ -49,9 +51,10 @@ internal sealed class PactService : IDisposable
     private long _resolvedBid = -1;
     private long _lastBid = -1;
 
-    public PactService(IOptions<SnapperOptions> options, IGrainFactory grains, ILogger<PactService> logger)
+    public PactService(IOptions<SnapperOptions> options, IGrainFactory grains, SnapperMetrics metrics, ILogger<PactService> logger)
     {
         _grains = grains;
+        _metrics = metrics;
         _logger = logger;
         _skipHybridGate = options.Value.UnsafeSkipHybridGate;
         _executionTimeout = options.Value.ExecutionTimeout;
@@ -177,7 +180,7 @@ internal sealed class PactService : IDisposable
             overdue = _uncommitted.Count > 0 ? _uncommitted.First().Value : null;
         }
 
-        if (overdue is not null && TimeSpan.FromMilliseconds(Environment.TickCount64 - overdue.EmittedAt) > _executionTimeout)
+        if (overdue is not null && System.Diagnostics.Stopwatch.GetElapsedTime(overdue.EmittedAt) > _executionTimeout)
         {
             _logger.LogWarning("PACT batch {Bid} did not commit within {Timeout}; aborting it and every later batch", overdue.Bid, _executionTimeout);
             Abort(new PactTicket(overdue.Bid, overdue.Bid), new TransactionAbortedException(overdue.Bid, AbortReason.ExecutionTimeout,
@@ -203,6 +206,7 @@ internal sealed class PactService : IDisposable
             }
 
             batch.Outcome.TrySetResult(null);
+            _metrics.BatchCommitted(System.Diagnostics.Stopwatch.GetElapsedTime(batch.EmittedAt));
         }
     }
 
@@ -302,6 +306,7 @@ internal sealed class PactService : IDisposable
             }
         }
 
+        _metrics.BatchEmitted(pacts.Count);
         for (var i = 0; i < pacts.Count; i++)
         {
             pacts[i].Ticket.TrySetResult(tickets[i]);
