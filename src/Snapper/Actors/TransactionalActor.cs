@@ -103,6 +103,13 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
                     // (a batch waiting for it); the first actor knows that before its first call.
                     var holdsNothing = txn.IsRoot && txn.Participants.Count == 0 && txn.OutstandingCalls == 0;
                     await _schedule.EnterActAsync(txn.Tid, holdsNothing ? _runtime.Options.HybridWaitTimeout : TimeSpan.Zero);
+                    if (txn.Phase != Actors.ActorTxnPhase.Active)
+                    {
+                        // Ended while it waited: End did not know it was let in, so leave here, or batches would wait forever.
+                        _schedule.ExitAct();
+                        throw (SnapperException?)txn.Doomed ?? new TransactionNotActiveException(txn.Tid, "it ended while waiting for PACT batches.");
+                    }
+
                     txn.Admitted = true;
                 }
 
