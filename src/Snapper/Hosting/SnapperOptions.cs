@@ -22,9 +22,11 @@ public sealed class SnapperOptions
     /// <summary>
     /// How long an ACT that holds nothing yet may wait for the PACT batches on its first actor to commit before it
     /// gives way (<see cref="AbortReason.HybridDeadlock"/>). An ACT that already holds an actor never waits for
-    /// batches: such a wait can close a cycle with a batch waiting for it, so it aborts at once. Default: 100 ms.
+    /// batches: such a wait can close a cycle with a batch waiting for it, so it aborts at once. Default: 1 ms
+    /// (SmallBank, Zipf 0.9, 90 % PACTs: hybrid reached 0.87 of pure PACT with 1 ms, 0.82-0.83 with 10 and
+    /// 100 ms, since a waiting ACT holds its client's slot while batches keep coming).
     /// </summary>
-    public TimeSpan HybridWaitTimeout { get; set; } = TimeSpan.FromMilliseconds(100);
+    public TimeSpan HybridWaitTimeout { get; set; } = TimeSpan.FromMilliseconds(1);
 
     /// <summary>
     /// Longest the first method of a transaction (with all the calls it awaits) may run before the transaction
