@@ -46,4 +46,17 @@ public enum AbortReason
     /// batches (thesis §3.3.4.2), so it gave way to them.
     /// </summary>
     HybridDeadlock,
+
+    /// <summary>
+    /// Hybrid serializability check (thesis §3.3.4.3): a PACT batch the ACT depends on (its BeforeSet) does not
+    /// precede every batch that depends on the ACT (its AfterSet), so committing it would close a cycle.
+    /// </summary>
+    Serializability,
+
+    /// <summary>
+    /// Hybrid serializability check (thesis §3.3.4.3) with an incomplete AfterSet: on some actor of the ACT no batch
+    /// was scheduled after it yet, and a batch it depends on had not committed, so the check could not prove the
+    /// ACT safe. Such aborts can be false ones; retrying usually succeeds.
+    /// </summary>
+    SerializabilityIncompleteAfterSet,
 }

@@ -55,10 +55,26 @@ public sealed class UnsafeReadsClusterFixture : ClusterFixture
     protected override void Configure(SnapperOptions options) => options.UnsafeSkipReadLocks = true;
 }
 
-/// <summary>A silo whose actors let ACTs and PACT batches run over each other: a broken hybrid schedule.</summary>
+/// <summary>A silo whose ACTs skip the hybrid serializability check and commit without waiting for the batches they read.</summary>
 public sealed class UnsafeHybridClusterFixture : ClusterFixture
 {
     protected override void Configure(SnapperOptions options) => options.UnsafeSkipHybridGate = true;
+}
+
+/// <summary>A silo with the stricter hybrid rule: ACTs enter an actor only when no batch is uncommitted there.</summary>
+public sealed class CommittedBatchesOnlyClusterFixture : ClusterFixture
+{
+    protected override void Configure(SnapperOptions options) => options.HybridScheduling = HybridScheduling.CommittedBatchesOnly;
+}
+
+/// <summary>The stricter hybrid rule with its gate removed: ACTs and PACT batches run over each other on an actor.</summary>
+public sealed class UnsafeCommittedBatchesOnlyClusterFixture : ClusterFixture
+{
+    protected override void Configure(SnapperOptions options)
+    {
+        options.HybridScheduling = HybridScheduling.CommittedBatchesOnly;
+        options.UnsafeSkipHybridGate = true;
+    }
 }
 
 [CollectionDefinition(Name)]

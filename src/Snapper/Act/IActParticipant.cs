@@ -5,13 +5,17 @@ namespace Snapper.Act;
 /// other actor it touched is a participant. Presumed abort: an actor that has no record of a transaction
 /// treats it as aborted.
 /// </summary>
+/// <remarks>
+/// <c>maxBeforeBid</c> is the ACT's max(BeforeSet) (thesis §3.3.4.3), or -1: a participant that ends the ACT as
+/// committed remembers it, so that later ACTs ordered after this one on the actor inherit its dependencies.
+/// </remarks>
 public interface IActParticipant : IGrain
 {
     /// <summary>Phase one. A participant that only read releases its lock here and takes no part in phase two.</summary>
-    Task<PrepareVote> Prepare(long tid);
+    Task<PrepareResult> Prepare(long tid, long maxBeforeBid);
 
     /// <summary>Phase two, commit: installs the transaction's writes and releases its lock. Idempotent.</summary>
-    Task Commit(long tid);
+    Task Commit(long tid, long maxBeforeBid);
 
     /// <summary>Abort: discards the transaction's writes and releases its lock. Idempotent.</summary>
     Task Abort(long tid);

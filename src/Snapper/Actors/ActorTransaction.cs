@@ -41,6 +41,12 @@ internal sealed class ActorTransaction<TState>(TxnContext context, bool isRoot)
     /// <summary>Whether the actor's schedule let this ACT in (no uncommitted PACT batch); it must leave at the end.</summary>
     public bool Admitted { get; set; }
 
+    /// <summary>
+    /// The largest PACT batch id this ACT depends on, as far as known here: max(BeforeSet) of thesis §3.3.4.3,
+    /// gathered from the actors it used (this one and, through call responses, the ones it called). -1 for none.
+    /// </summary>
+    public long MaxBeforeBid { get; set; } = -1;
+
     /// <summary>Methods of this transaction executing on this actor now.</summary>
     public int RunningMethods { get; set; }
 

@@ -99,14 +99,11 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             {
                 if (!txn.Admitted)
                 {
-                    // Only an ACT that holds nothing anywhere can wait for batches without risking a cycle
-                    // (a batch waiting for it); the first actor knows that before its first call.
-                    var holdsNothing = txn.IsRoot && txn.Participants.Count == 0 && txn.OutstandingCalls == 0;
-                    await _schedule.EnterActAsync(txn.Tid, holdsNothing ? _runtime.Options.HybridWaitTimeout : TimeSpan.Zero);
+                    await _schedule.EnterActAsync(txn.Tid, HybridWaitFor(txn));
                     if (txn.Phase != Actors.ActorTxnPhase.Active)
                     {
                         // Ended while it waited: End did not know it was let in, so leave here, or batches would wait forever.
-                        _schedule.ExitAct();
+                        _schedule.ExitAct(txn.Tid, -1);
                         throw (SnapperException?)txn.Doomed ?? new TransactionNotActiveException(txn.Tid, "it ended while waiting for PACT batches.");
                     }
 
@@ -114,6 +111,11 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
                 }
 
                 await _lock.AcquireAsync(txn.Tid, mode, _runtime.Options.LockWaitTimeout);
+                if (CheckingHybrid)
+                {
+                    // After the lock: every ACT that conflicts with this one and came first has ended here by now.
+                    txn.MaxBeforeBid = Math.Max(txn.MaxBeforeBid, _schedule.MaxBeforeBid(txn.Tid));
+                }
             }
             catch (TransactionAbortedException abort)
             {
@@ -134,7 +136,23 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             txn.Wrote = true;
         }
 
-        return txn.Working ??= _runtime.Copy(_state.Committed);
+        return txn.Working ??= _state.ForAct();
+    }
+
+    private bool CheckingHybrid => _runtime.Options.HybridScheduling == Hosting.HybridScheduling.SerializabilityCheck;
+
+    /// <summary>How long an ACT may wait for the batches before it on this actor (thesis §3.3.4.2: the bound breaks ACT-batch deadlocks).</summary>
+    private TimeSpan HybridWaitFor(Actors.ActorTransaction<TState> txn)
+    {
+        if (CheckingHybrid)
+        {
+            return _runtime.Options.HybridWaitTimeout;
+        }
+
+        // Waiting for batches to commit: only an ACT that holds nothing anywhere can wait without risking a cycle
+        // (a batch waiting for it); the first actor knows that before its first call.
+        var holdsNothing = txn.IsRoot && txn.Participants.Count == 0 && txn.OutstandingCalls == 0;
+        return holdsNothing ? _runtime.Options.HybridWaitTimeout : TimeSpan.Zero;
     }
 
     /// <summary>
@@ -221,7 +239,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         }
 
         txn.Participants.Add(_self);
-        return new CallResponse(_runtime.CopyValue(result), [.. txn.Participants], failure);
+        return new CallResponse(_runtime.CopyValue(result), [.. txn.Participants], failure, txn.MaxBeforeBid);
     }
 
     /// <summary>Runs one transactional method and classifies how it failed, if it did.</summary>
@@ -295,6 +313,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         }
 
         txn.Participants.UnionWith(response.Participants);
+        txn.MaxBeforeBid = Math.Max(txn.MaxBeforeBid, response.MaxBeforeBid);
         if (txn.Phase != Actors.ActorTxnPhase.Active)
         {
             // The transaction ended here while the call ran; the actors it reached must not wait for a decision.
@@ -311,53 +330,57 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         return response.Result;
     }
 
-    /// <summary>2PC with presumed abort, run by the first actor. Returns null when committed, else why not.</summary>
+    /// <summary>
+    /// 2PC with presumed abort, run by the first actor, with the hybrid check between the votes and the decision.
+    /// Returns null when committed, else why not.
+    /// </summary>
     private async Task<TransactionAbortedException?> CommitAsync(Actors.ActorTransaction<TState> txn)
     {
         txn.Participants.Remove(_self);
-        if (txn.Participants.Count == 0)
-        {
-            // A single-actor ACT commits without any message.
-            End(txn, TxnOutcome.Committed);
-            return null;
-        }
-
         txn.Phase = Actors.ActorTxnPhase.Preparing;
         var participants = txn.Participants.ToArray();
-        PrepareVote[] votes;
-        try
+        var votes = Array.Empty<PrepareResult>();
+        if (participants.Length > 0)
         {
-            _runtime.Metrics.PreparesSent(participants.Length);
-            votes = await Task.WhenAll(participants.Select(p => _runtime.Participant(p).Prepare(txn.Tid)))
-                .WaitAsync(_runtime.Options.PrepareTimeout);
+            try
+            {
+                _runtime.Metrics.PreparesSent(participants.Length);
+                votes = await Task.WhenAll(participants.Select(p => _runtime.Participant(p).Prepare(txn.Tid, txn.MaxBeforeBid)))
+                    .WaitAsync(_runtime.Options.PrepareTimeout);
+            }
+            catch (Exception exception)
+            {
+                return new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed, $"prepare did not complete: {exception.Message}", exception);
+            }
+
+            var refused = Array.FindIndex(votes, v => v.Vote == PrepareVote.No);
+            if (refused >= 0)
+            {
+                return txn.Doomed ?? new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed, $"participant {participants[refused]} voted no.");
+            }
         }
-        catch (Exception exception)
+
+        if (await CheckHybridAsync(txn, votes) is { } unsafeToCommit)
         {
-            return new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed, $"prepare did not complete: {exception.Message}", exception);
+            return unsafeToCommit;
         }
 
         if (txn.Doomed is { } doomed)
         {
-            // A participant asked for the decision while votes were collected and was told "aborted".
+            // A participant asked for the decision meanwhile and was told "aborted".
             return doomed;
-        }
-
-        var refused = Array.IndexOf(votes, PrepareVote.No);
-        if (refused >= 0)
-        {
-            return new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed, $"participant {participants[refused]} voted no.");
         }
 
         // The decision is taken here, and remembered before any commit message so that Resolve answers it.
         End(txn, TxnOutcome.Committed);
-        var writers = participants.Where((_, i) => votes[i] == PrepareVote.Prepared).ToArray();
+        var writers = participants.Where((_, i) => votes[i].Vote == PrepareVote.Prepared).ToArray();
         if (writers.Length > 0)
         {
             RememberOutcome(txn.Tid, TxnOutcome.Committed);
             _runtime.Metrics.CommitsSent(writers.Length);
             try
             {
-                await Task.WhenAll(writers.Select(p => _runtime.Participant(p).Commit(txn.Tid))).WaitAsync(_runtime.Options.PrepareTimeout);
+                await Task.WhenAll(writers.Select(p => _runtime.Participant(p).Commit(txn.Tid, txn.MaxBeforeBid))).WaitAsync(_runtime.Options.PrepareTimeout);
                 _ended.Forget(txn.Tid);
             }
             catch (Exception exception)
@@ -369,6 +392,61 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         }
 
         return null;
+    }
+
+    /// <summary>
+    /// The hybrid serializability check (thesis §3.3.4.3) and commit rule (§3.3.4.4), once every participant voted.
+    /// max(BS) is the largest batch the ACT depends on (collected with its calls); min(AS) the smallest batch that
+    /// waits for it (collected with the votes, so it is as complete as it can be). The ACT passes if max(BS) &lt;
+    /// min(AS); if some actor has no batch after it yet (AfterSet incomplete) it passes only if batch max(BS) already
+    /// committed. It then commits only after batch max(BS) committed, and aborts if that batch aborted (it read
+    /// its writes). Waiting is safe after the check: every batch waiting for this ACT has a larger bid than the one
+    /// it waits for, so no cycle of waits closes through it.
+    /// </summary>
+    private async Task<TransactionAbortedException?> CheckHybridAsync(Actors.ActorTransaction<TState> txn, PrepareResult[] votes)
+    {
+        var maxBefore = txn.MaxBeforeBid;
+        if (!CheckingHybrid || maxBefore < 0 || _runtime.Options.UnsafeSkipHybridGate)
+        {
+            return null; // depends on no uncommitted batch (or, test-only, the check is off)
+        }
+
+        var minAfter = _schedule.MinAfterBid(txn.Tid);
+        var complete = minAfter >= 0;
+        foreach (var vote in votes)
+        {
+            complete &= vote.MinAfterBid >= 0;
+            if (vote.MinAfterBid >= 0 && (minAfter < 0 || vote.MinAfterBid < minAfter))
+            {
+                minAfter = vote.MinAfterBid;
+            }
+        }
+
+        if (complete && maxBefore >= minAfter)
+        {
+            return new TransactionAbortedException(txn.Tid, AbortReason.Serializability,
+                $"it depends on PACT batch {maxBefore}, and batch {minAfter} depends on it.");
+        }
+
+        if (!complete && !_runtime.Pacts.IsCommitted(maxBefore))
+        {
+            return new TransactionAbortedException(txn.Tid, AbortReason.SerializabilityIncompleteAfterSet,
+                $"it depends on PACT batch {maxBefore}, which has not committed, and not every actor it used has a batch scheduled after it yet.");
+        }
+
+        bool committed;
+        try
+        {
+            committed = await _runtime.Pacts.WhenResolvedAsync(maxBefore).WaitAsync(_runtime.Options.ExecutionTimeout);
+        }
+        catch (TimeoutException)
+        {
+            return new TransactionAbortedException(txn.Tid, AbortReason.HybridDeadlock,
+                $"PACT batch {maxBefore}, which it depends on, did not commit within {_runtime.Options.ExecutionTimeout}.");
+        }
+
+        return committed ? null : new TransactionAbortedException(txn.Tid, AbortReason.CascadingAbort,
+            $"PACT batch {maxBefore}, which it depends on, aborted.");
     }
 
     private async Task AbortEverywhereAsync(Actors.ActorTransaction<TState> txn, TransactionAbortedException reason)
@@ -398,11 +476,11 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         }
     }
 
-    Task<PrepareVote> IActParticipant.Prepare(long tid)
+    Task<PrepareResult> IActParticipant.Prepare(long tid, long maxBeforeBid)
     {
         if (!_transactions.TryGetValue(tid, out var txn) || txn.Phase != Actors.ActorTxnPhase.Active)
         {
-            return Task.FromResult(PrepareVote.No);
+            return Task.FromResult(new PrepareResult(PrepareVote.No));
         }
 
         if (txn.Doomed is not null || txn.RunningMethods > 0 || txn.OutstandingCalls > 0)
@@ -410,24 +488,27 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             // Still running here although its first method returned: a call was not awaited somewhere.
             txn.Doom(txn.Doomed ?? new TransactionAbortedException(tid, AbortReason.UnawaitedCall, "a method was still running at prepare."));
             End(txn, TxnOutcome.Aborted);
-            return Task.FromResult(PrepareVote.No);
+            return Task.FromResult(new PrepareResult(PrepareVote.No));
         }
 
+        var minAfterBid = CheckingHybrid ? _schedule.MinAfterBid(tid) : -1;
+        txn.MaxBeforeBid = Math.Max(txn.MaxBeforeBid, maxBeforeBid);
         if (!txn.Wrote)
         {
             End(txn, TxnOutcome.Committed);
-            return Task.FromResult(PrepareVote.ReadOnly);
+            return Task.FromResult(new PrepareResult(PrepareVote.ReadOnly, minAfterBid));
         }
 
         txn.Phase = Actors.ActorTxnPhase.Prepared;
         txn.Touch();
-        return Task.FromResult(PrepareVote.Prepared);
+        return Task.FromResult(new PrepareResult(PrepareVote.Prepared, minAfterBid));
     }
 
-    Task IActParticipant.Commit(long tid)
+    Task IActParticipant.Commit(long tid, long maxBeforeBid)
     {
         if (_transactions.TryGetValue(tid, out var txn) && txn.Phase == Actors.ActorTxnPhase.Prepared)
         {
+            txn.MaxBeforeBid = Math.Max(txn.MaxBeforeBid, maxBeforeBid);
             End(txn, TxnOutcome.Committed);
         }
 
@@ -496,7 +577,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         if (txn.Admitted)
         {
             txn.Admitted = false;
-            _schedule.ExitAct();
+            _schedule.ExitAct(txn.Tid, outcome == TxnOutcome.Committed ? txn.MaxBeforeBid : -1);
         }
     }
 

@@ -20,11 +20,18 @@ public sealed class SnapperOptions
     public TimeSpan LockWaitTimeout { get; set; } = TimeSpan.FromSeconds(5);
 
     /// <summary>
-    /// How long an ACT that holds nothing yet may wait for the PACT batches on its first actor to commit before it
-    /// gives way (<see cref="AbortReason.HybridDeadlock"/>). An ACT that already holds an actor never waits for
-    /// batches: such a wait can close a cycle with a batch waiting for it, so it aborts at once. Default: 1 ms
-    /// (SmallBank, Zipf 0.9, 90 % PACTs: hybrid reached 0.87 of pure PACT with 1 ms, 0.82-0.83 with 10 and
-    /// 100 ms, since a waiting ACT holds its client's slot while batches keep coming).
+    /// How ACTs and PACT batches share an actor (thesis §3.3.4). Default: <see cref="Hosting.HybridScheduling.SerializabilityCheck"/>.
+    /// </summary>
+    public HybridScheduling HybridScheduling { get; set; } = HybridScheduling.SerializabilityCheck;
+
+    /// <summary>
+    /// How long an ACT may wait on an actor for the PACT batches scheduled before it (to complete, or, with
+    /// <see cref="Hosting.HybridScheduling.CommittedBatchesOnly"/>, to commit) before it gives way
+    /// (<see cref="AbortReason.HybridDeadlock"/>). Such a wait can close a cycle with a batch that waits for the
+    /// ACT elsewhere (thesis §3.3.4.2); this bound breaks it. With <c>CommittedBatchesOnly</c> an ACT that already
+    /// holds an actor does not wait at all. Default: 1 ms (SmallBank, Zipf 0.9, 90 % PACTs: hybrid reached 0.87 of
+    /// pure PACT with 1 ms, 0.82-0.83 with 10 and 100 ms, since a waiting ACT holds its client's slot while batches
+    /// keep coming).
     /// </summary>
     public TimeSpan HybridWaitTimeout { get; set; } = TimeSpan.FromMilliseconds(1);
 
@@ -53,8 +60,10 @@ public sealed class SnapperOptions
     internal bool UnsafeSkipReadLocks { get; set; }
 
     /// <summary>
-    /// Test-only: ACTs and PACT batches ignore each other on an actor (no hybrid gate). This breaks
-    /// serializability of hybrid workloads on purpose, for the checker to catch. Never set outside tests.
+    /// Test-only: with <see cref="Hosting.HybridScheduling.CommittedBatchesOnly"/>, ACTs and PACT batches ignore each
+    /// other on an actor; with <see cref="Hosting.HybridScheduling.SerializabilityCheck"/>, an ACT skips the check and
+    /// commits without waiting for the batches it read from. Either breaks serializability of hybrid workloads on
+    /// purpose, for the checker to catch. Never set outside tests.
     /// </summary>
     internal bool UnsafeSkipHybridGate { get; set; }
 

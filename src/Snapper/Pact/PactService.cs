@@ -45,6 +45,12 @@ internal sealed class PactService : IDisposable
     private readonly SnapperMetrics _metrics;
     private readonly ILogger<PactService> _logger;
     private readonly bool _skipHybridGate;
+    private readonly HybridScheduling _hybrid;
+    // Bids in (From, To] were aborted; the oldest ranges are forgotten beyond a bound, and a bid at or below
+    // _forgottenBelow is then reported as not committed (an ACT asking about it aborts, which is always safe).
+    private readonly Queue<(long From, long To)> _abortedRanges = new();
+    private long _forgottenBelow = -1;
+    private long _lastCommittedBid = -1;
     private readonly TimeSpan _executionTimeout;
     private readonly ITimer _watchdog;
     private PactToken? _parked = new();
@@ -57,6 +63,7 @@ internal sealed class PactService : IDisposable
         _metrics = metrics;
         _logger = logger;
         _skipHybridGate = options.Value.UnsafeSkipHybridGate;
+        _hybrid = options.Value.HybridScheduling;
         _executionTimeout = options.Value.ExecutionTimeout;
 
         // One timer bounds every batch, instead of a timer per PACT: a batch still uncommitted after
@@ -71,7 +78,7 @@ internal sealed class PactService : IDisposable
     /// <summary>Every batch with a bid at or below this is committed or aborted.</summary>
     public long ResolvedBid => Volatile.Read(ref _resolvedBid);
 
-    public ActorSchedule ScheduleOf(GrainId actor) => _schedules.GetOrAdd(actor, static (id, service) => new ActorSchedule(id, service, service._skipHybridGate), this);
+    public ActorSchedule ScheduleOf(GrainId actor) => _schedules.GetOrAdd(actor, static (id, service) => new ActorSchedule(id, service, service._hybrid, service._skipHybridGate), this);
 
     /// <summary>Submits a PACT to the coordinator its first actor hashes to; completes when the PACT has a tid and its batch was emitted.</summary>
     public Task<PactTicket> SubmitAsync(GrainId root, ActorAccessInfo accessInfo)
@@ -100,6 +107,54 @@ internal sealed class PactService : IDisposable
         // Resolved before anyone asked: only an abort removes a batch whose PACT has not yet returned.
         return Task.FromResult<TransactionAbortedException?>(
             new TransactionAbortedException(ticket.Tid, AbortReason.CascadingAbort, $"its batch {ticket.Bid} was aborted."));
+    }
+
+    /// <summary>Whether batch <paramref name="bid"/> committed (false while it is running, or if it aborted).</summary>
+    public bool IsCommitted(long bid)
+    {
+        lock (_gate)
+        {
+            return IsCommittedLocked(bid);
+        }
+    }
+
+    /// <summary>
+    /// Completes with true when batch <paramref name="bid"/> has committed, with false if it aborted. An ACT that
+    /// read what the batch wrote commits only after it (thesis §3.3.4.4).
+    /// </summary>
+    public Task<bool> WhenResolvedAsync(long bid)
+    {
+        lock (_gate)
+        {
+            return _uncommitted.TryGetValue(bid, out var batch)
+                ? Committed(batch.Outcome.Task)
+                : Task.FromResult(IsCommittedLocked(bid));
+        }
+
+        static async Task<bool> Committed(Task<TransactionAbortedException?> outcome) => await outcome is null;
+    }
+
+    private bool IsCommittedLocked(long bid)
+    {
+        if (bid < 0)
+        {
+            return true; // no batch
+        }
+
+        if (bid > _lastCommittedBid || bid <= _forgottenBelow)
+        {
+            return false;
+        }
+
+        foreach (var (from, to) in _abortedRanges)
+        {
+            if (bid > from && bid <= to)
+            {
+                return false;
+            }
+        }
+
+        return true;
     }
 
     /// <summary>Marks a PACT as failed where its first actor will see it, even if user code caught the failed call.</summary>
@@ -152,6 +207,12 @@ internal sealed class PactService : IDisposable
 
             var batches = _uncommitted.Values.ToArray();
             _uncommitted.Clear();
+            _abortedRanges.Enqueue((_lastCommittedBid, _lastBid));
+            if (_abortedRanges.Count > 4_096)
+            {
+                _forgottenBelow = _abortedRanges.Dequeue().To;
+            }
+
             Volatile.Write(ref _resolvedBid, Math.Max(_resolvedBid, _lastBid));
             TransactionAbortedException ReasonFor(long bid, long tid) => tid == reason.Tid
                 ? reason
@@ -199,6 +260,7 @@ internal sealed class PactService : IDisposable
             }
 
             _uncommitted.Remove(bid);
+            _lastCommittedBid = bid;
             Volatile.Write(ref _resolvedBid, Math.Max(_resolvedBid, bid));
             foreach (var actor in batch.Participants)
             {

@@ -1,3 +1,4 @@
+using Snapper.Hosting;
 using Snapper.Pact;
 
 namespace Snapper.Scheduling;
@@ -14,21 +15,29 @@ namespace Snapper.Scheduling;
 /// <item>Inside a sub-batch only the PACT with the lowest unfinished tid runs; it finishes when it has made its
 /// declared number of accesses, or when its first actor's method returned (declared accesses it never made
 /// are released then, so later batches never wait for them).</item>
-/// <item>Hybrid (conservative form of §3.3.4.1): an ACT enters only when no batch is uncommitted here, and a
-/// batch starts only when no ACT is inside. So every conflict edge X → Y between transactions on this actor
-/// means Y committed after X, and commit order is a serialization order across all actors.</item>
+/// <item>Hybrid, <see cref="HybridScheduling.SerializabilityCheck"/> (§3.3.4.1): an arriving ACT is placed after the
+/// last batch delivered here (<see cref="ActEntry.After"/>); it enters once that batch has completed here, and a
+/// batch starts only when every ACT placed before it (smaller <c>After</c>) has ended here. So an ACT never sees a
+/// half-done batch and a batch never sees an ACT's uncommitted writes; what remains (cycles across actors) is the
+/// first actor's check, fed by <see cref="MaxBeforeBid"/> and <see cref="MinAfterBid"/>.</item>
+/// <item>Hybrid, <see cref="HybridScheduling.CommittedBatchesOnly"/>: an ACT enters only when no batch is uncommitted
+/// here, and a batch starts only when no ACT is inside. Then every conflict edge X → Y between transactions on this
+/// actor means Y committed after X, and commit order is a serialization order across all actors.</item>
 /// <item>Nothing here calls the <see cref="PactService"/> while holding the lock: the service calls in with
 /// its own lock held, and the opposite order would deadlock. Completed batches are reported after release.</item>
 /// </list>
 /// </remarks>
-internal sealed class ActorSchedule(GrainId actor, PactService service, bool unsafeSkipHybridGate = false)
+internal sealed class ActorSchedule(GrainId actor, PactService service, HybridScheduling hybrid, bool unsafeSkipHybridGate = false)
 {
     private readonly Dictionary<long, SubBatch> _batches = new();
     private readonly Dictionary<long, PactSlot> _pacts = new();
-    private readonly List<ActWaiter> _actWaiters = new();
+    private readonly Dictionary<long, ActEntry> _acts = new();
+    private readonly bool _gateOff = unsafeSkipHybridGate && hybrid == HybridScheduling.CommittedBatchesOnly;
     private SubBatch? _running;
     private long _lastCompletedBid = -1;
-    private int _actsInside;
+    private long _lastCommittedBid = -1;
+    private long _actPosition = -1;
+    private long _endedActsMaxBeforeBid = -1;
     private IActorStateVersions? _versions;
 
     /// <summary>The lock of this schedule and of the actor's state versions.</summary>
@@ -60,6 +69,7 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, bool uns
 
             Array.Sort(tids);
             _batches[bid] = new SubBatch(bid, prevBid, tids);
+            _actPosition = Math.Max(_actPosition, bid); // ACTs arriving from now on are placed after it
             Pump(completed);
         }
 
@@ -170,6 +180,7 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, bool uns
                 }
 
                 _versions?.BatchCommitted(bid);
+                _lastCommittedBid = bid;
             }
 
             AdmitActs();
@@ -199,23 +210,37 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, bool uns
             _pacts.Clear();
             _running = null;
             _versions?.Reset();
+
+            // ACTs waiting for a dropped batch now follow the last committed one. ACTs already inside keep the
+            // dropped bid: they read its state, and their commit waits for that batch, so they abort too.
+            _actPosition = _lastCommittedBid;
+            foreach (var entry in _acts.Values)
+            {
+                if (!entry.Inside)
+                {
+                    entry.After = Math.Min(entry.After, _lastCommittedBid);
+                }
+            }
+
             AdmitActs();
         }
     }
 
     /// <summary>
-    /// An ACT asks to work on this actor. It enters when no batch is uncommitted here; it gives way
-    /// (<see cref="AbortReason.HybridDeadlock"/>) if that takes longer than <paramref name="timeout"/>, at once
-    /// for a zero timeout.
+    /// An ACT asks to work on this actor: it is placed at the tail of the schedule and enters when the rule of
+    /// <see cref="HybridScheduling"/> lets it. It gives way (<see cref="AbortReason.HybridDeadlock"/>) if that takes
+    /// longer than <paramref name="timeout"/>, at once for a zero timeout.
     /// </summary>
     public async Task EnterActAsync(long tid, TimeSpan timeout)
     {
-        ActWaiter waiter;
+        ActEntry entry;
         lock (Gate)
         {
-            if (_batches.Count == 0 || unsafeSkipHybridGate)
+            entry = new ActEntry(hybrid == HybridScheduling.SerializabilityCheck ? _actPosition : -1);
+            if (_gateOff || CanEnter(entry))
             {
-                _actsInside++;
+                entry.Inside = true;
+                _acts[tid] = entry;
                 return;
             }
 
@@ -225,55 +250,136 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, bool uns
                     $"actor {actor} has uncommitted PACT batches, and an ACT that already holds other actors does not wait for them.");
             }
 
-            waiter = new ActWaiter();
-            _actWaiters.Add(waiter);
+            entry.Admitted = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            _acts[tid] = entry;
         }
 
         try
         {
-            await waiter.Admitted.Task.WaitAsync(timeout);
+            await entry.Admitted.Task.WaitAsync(timeout);
         }
         catch (TimeoutException)
         {
+            var completed = new List<long>();
             lock (Gate)
             {
-                if (!waiter.Admitted.Task.IsCompleted)
+                if (!entry.Inside)
                 {
-                    _actWaiters.Remove(waiter);
-                    throw new TransactionAbortedException(tid, AbortReason.HybridDeadlock,
-                        $"PACT batches scheduled on actor {actor} did not commit within {timeout}.");
+                    // Placed but never let in: batches placed after it may now start.
+                    _acts.Remove(tid);
+                    Pump(completed);
                 }
+            }
+
+            Report(completed);
+            if (!entry.Inside)
+            {
+                throw new TransactionAbortedException(tid, AbortReason.HybridDeadlock,
+                    $"the PACT batches scheduled before it on actor {actor} did not {(hybrid == HybridScheduling.SerializabilityCheck ? "complete" : "commit")} within {timeout}.");
             }
         }
     }
 
-    /// <summary>An ACT that entered ended here (committed or aborted).</summary>
-    public void ExitAct()
+    /// <summary>
+    /// An ACT that entered ended here. <paramref name="maxBeforeBid"/> is its max(BeforeSet) if it committed (-1
+    /// otherwise): ACTs ordered after it here depend on those batches too (thesis §3.3.4.3).
+    /// </summary>
+    public void ExitAct(long tid, long maxBeforeBid)
     {
         var completed = new List<long>();
         lock (Gate)
         {
-            _actsInside--;
+            _acts.Remove(tid);
+            _endedActsMaxBeforeBid = Math.Max(_endedActsMaxBeforeBid, maxBeforeBid);
             Pump(completed);
         }
 
         Report(completed);
     }
 
+    /// <summary>
+    /// This actor's part of ACT <paramref name="tid"/>'s max(BeforeSet): the batch just before it here, and the
+    /// BeforeSets of ACTs that ended here before (they may precede it). Call after the ACT got its lock. -1 if none.
+    /// </summary>
+    public long MaxBeforeBid(long tid)
+    {
+        lock (Gate)
+        {
+            // A resolved batch matters only if it aborted and this ACT read from it (then the ACT must abort too).
+            // Committed ones are dropped (-1), so the values kept stay recent: an ACT that depends only on
+            // committed batches behaves exactly as one that depends on none.
+            if (_endedActsMaxBeforeBid <= service.ResolvedBid)
+            {
+                // Committed (harmless), or aborted, and then the ACTs that depended on it aborted with it.
+                _endedActsMaxBeforeBid = -1;
+            }
+
+            // An ACT is placed after the last delivered batch, and no later batch commits here before it ends, so
+            // its After is either the last committed batch here or one not committed yet (or aborted).
+            var before = _acts.TryGetValue(tid, out var entry) && entry.After != _lastCommittedBid ? entry.After : -1;
+            return Math.Max(before, _endedActsMaxBeforeBid);
+        }
+    }
+
+    /// <summary>
+    /// This actor's part of ACT <paramref name="tid"/>'s min(AfterSet): the first batch scheduled after it here,
+    /// which cannot start before the ACT ends. -1 if there is none yet (the AfterSet is incomplete).
+    /// </summary>
+    public long MinAfterBid(long tid)
+    {
+        lock (Gate)
+        {
+            if (!_acts.TryGetValue(tid, out var entry))
+            {
+                return -1;
+            }
+
+            var min = -1L;
+            foreach (var bid in _batches.Keys)
+            {
+                if (bid > entry.After && (min < 0 || bid < min))
+                {
+                    min = bid;
+                }
+            }
+
+            return min;
+        }
+    }
+
+    private bool CanEnter(ActEntry entry) => hybrid == HybridScheduling.SerializabilityCheck
+        ? entry.After <= _lastCompletedBid // rule 1: the batch before it here has completed
+        : _batches.Count == 0;             // no batch is uncommitted here
+
+    /// <summary>Whether ACTs placed before <paramref name="batch"/> have not ended yet (rule 2: then it may not start).</summary>
+    private bool WaitsForActs(SubBatch batch)
+    {
+        if (_gateOff)
+        {
+            return false;
+        }
+
+        foreach (var entry in _acts.Values)
+        {
+            if (hybrid == HybridScheduling.SerializabilityCheck ? entry.After < batch.Bid : entry.Inside)
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
     private void AdmitActs()
     {
-        if (_batches.Count > 0)
+        foreach (var entry in _acts.Values)
         {
-            return;
+            if (!entry.Inside && CanEnter(entry))
+            {
+                entry.Inside = true;
+                entry.Admitted?.TrySetResult();
+            }
         }
-
-        foreach (var waiter in _actWaiters)
-        {
-            _actsInside++;
-            waiter.Admitted.TrySetResult();
-        }
-
-        _actWaiters.Clear();
     }
 
     private bool IsTurn(long tid, PactSlot slot) =>
@@ -307,16 +413,12 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, bool uns
             _versions?.BatchCompleted(running.Bid);
             completed.Add(running.Bid);
             _running = null;
+            AdmitActs();
         }
     }
 
     private bool TryStartNext()
     {
-        if (_actsInside > 0 && !unsafeSkipHybridGate)
-        {
-            return false; // a batch starts only after the ACTs before it ended here
-        }
-
         var resolved = service.ResolvedBid;
         SubBatch? next = null;
         foreach (var batch in _batches.Values)
@@ -325,6 +427,11 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, bool uns
             {
                 next = batch;
             }
+        }
+
+        if (next is not null && WaitsForActs(next))
+        {
+            return false; // a batch starts only after the ACTs placed before it ended here
         }
 
         _running = next;
@@ -367,8 +474,14 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, bool uns
         public TaskCompletionSource? Turn { get; set; }
     }
 
-    private sealed class ActWaiter
+    /// <summary>An ACT placed in this schedule: after batch <see cref="After"/>, waiting to enter or inside.</summary>
+    private sealed class ActEntry(long after)
     {
-        public TaskCompletionSource Admitted { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        /// <summary>The bid of the batch just before the ACT here (-1: none). Batches with larger bids wait for it.</summary>
+        public long After { get; set; } = after;
+
+        public bool Inside { get; set; }
+
+        public TaskCompletionSource? Admitted { get; set; }
     }
 }

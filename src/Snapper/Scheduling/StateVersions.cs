@@ -10,7 +10,9 @@ namespace Snapper.Scheduling;
 /// <item><c>Committed</c> and every recorded version are never handed to running code: the first access of a batch
 /// copies <c>Latest</c> if it is shared with either, so a later abort can fall back to them intact.</item>
 /// <item><c>Latest</c> is the state after the last batch that completed here (or the committed state).</item>
-/// <item>An ACT runs only when no batch is uncommitted here, so it copies <c>Committed</c>, which then equals <c>Latest</c>.</item>
+/// <item>An ACT copies <c>Latest</c>: it runs only after the batches before it completed here and before any batch
+/// after it starts, so no batch is changing <c>Latest</c> meanwhile. It commits only after those batches committed,
+/// so when it installs its copy, <c>Committed</c> equals <c>Latest</c> and no version is left.</item>
 /// </list>
 /// </remarks>
 internal sealed class StateVersions<TState>(object gate, TState initial, Func<TState, TState> copy) : IActorStateVersions
@@ -44,6 +46,17 @@ internal sealed class StateVersions<TState>(object gate, TState initial, Func<TS
             }
 
             return _latest;
+        }
+    }
+
+    /// <summary>A private copy of the state an ACT starts from: the state after the batches before it.</summary>
+    public TState ForAct()
+    {
+        lock (gate)
+        {
+            // Shared means no batch is writing it (always so under the hybrid rules; the test-only switch that
+            // removes them may let a batch run meanwhile, and then the committed state is the safe choice).
+            return copy(_latestShared ? _latest : _committed);
         }
     }
 

@@ -10,39 +10,58 @@ namespace Snapper.Tests.Serializability;
 [Collection(ClusterCollection.Name)]
 public sealed class RandomizedHistoryTests(ClusterFixture fixture, ITestOutputHelper output)
 {
-    /// <summary>Transactions per run in CI; SNAPPER_CHECKER_TXNS raises it for a long run (e.g. 100000).</summary>
-    private static int Transactions => int.TryParse(Environment.GetEnvironmentVariable("SNAPPER_CHECKER_TXNS"), out var n) ? n : 2_000;
-
     [Theory]
     [InlineData(11)]
     [InlineData(12)]
-    public Task Random_acts_over_hot_and_cold_actors_are_serializable(int seed) => RunAndCheck(seed, Scaled(new RandomWorkloadShape()));
+    public Task Random_acts_over_hot_and_cold_actors_are_serializable(int seed) =>
+        RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Scaled(new RandomWorkloadShape()));
 
     [Theory]
     [InlineData(21)]
     [InlineData(22)]
     public Task Random_pacts_over_hot_and_cold_actors_are_serializable(int seed) =>
-        RunAndCheck(seed, Scaled(new RandomWorkloadShape(PactFraction: 1, UserAbortProbability: 0.01)));
+        RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Scaled(new RandomWorkloadShape(PactFraction: 1, UserAbortProbability: 0.01)));
 
     [Theory]
     [InlineData(31, 0.5)]
     [InlineData(32, 0.9)]
     public Task Random_hybrid_mixes_are_serializable(int seed, double pactFraction) =>
-        RunAndCheck(seed, Scaled(new RandomWorkloadShape(PactFraction: pactFraction, UserAbortProbability: 0.02)));
+        RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction));
+}
+
+/// <summary>The hybrid mixes again under the stricter rule, <see cref="Hosting.HybridScheduling.CommittedBatchesOnly"/>.</summary>
+public sealed class CommittedBatchesOnlyHistoryTests(CommittedBatchesOnlyClusterFixture fixture, ITestOutputHelper output)
+    : IClassFixture<CommittedBatchesOnlyClusterFixture>
+{
+    [Theory]
+    [InlineData(41, 0.5)]
+    [InlineData(42, 0.9)]
+    public Task Random_hybrid_mixes_are_serializable(int seed, double pactFraction) =>
+        RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction));
+}
+
+internal static class RandomRuns
+{
+    /// <summary>Transactions per run in CI; SNAPPER_CHECKER_TXNS raises it for a long run (e.g. 100000).</summary>
+    public static int Transactions => int.TryParse(Environment.GetEnvironmentVariable("SNAPPER_CHECKER_TXNS"), out var n) ? n : 2_000;
+
+
+    public static RandomWorkloadShape Hybrid(double pactFraction) =>
+        Scaled(new RandomWorkloadShape(PactFraction: pactFraction, UserAbortProbability: 0.02));
 
     /// <summary>
     /// Long runs spread over more actors: every access returns the actor's whole write list, so the cost per
     /// access grows with the writes an actor has seen. At the CI size the shape is unchanged (4 hot, 40 cold).
     /// </summary>
-    private static RandomWorkloadShape Scaled(RandomWorkloadShape shape) => shape with
+    public static RandomWorkloadShape Scaled(RandomWorkloadShape shape) => shape with
     {
         HotActors = Math.Max(shape.HotActors, Transactions / 500),
         ColdActors = Math.Max(shape.ColdActors, Transactions / 50),
     };
 
-    private async Task RunAndCheck(int seed, RandomWorkloadShape shape)
+    public static async Task RunAndCheck(IGrainFactory grains, ITestOutputHelper output, int seed, RandomWorkloadShape shape)
     {
-        var workload = new RandomHistory(fixture.Client, ClusterFixture.NewIds(shape.HotActors + shape.ColdActors)[0], shape);
+        var workload = new RandomHistory(grains, ClusterFixture.NewIds(shape.HotActors + shape.ColdActors)[0], shape);
 
         var (history, final) = await workload.RunAsync(seed, Transactions, concurrency: 16, firstTxnId: seed * 1_000_000L);
 
