@@ -33,16 +33,20 @@ public sealed class ProbeState
     [Id(0)] public int Value { get; set; }
 }
 
-/// <summary>Take the lock in <paramref name="Mode"/>, report at <paramref name="Gate"/>, wait to be released, then optionally touch <paramref name="ThenTouch"/>.</summary>
+/// <summary>
+/// Take the lock in <paramref name="Mode"/>, report at <paramref name="Gate"/>, wait to be released, then optionally
+/// touch <paramref name="ThenTouch"/>, and then optionally report at <paramref name="ThenGate"/> and wait again.
+/// </summary>
 [GenerateSerializer]
 public sealed record Hold(
     [property: Id(0)] string Gate,
     [property: Id(1)] AccessMode Mode,
-    [property: Id(2)] long? ThenTouch = null);
+    [property: Id(2)] long? ThenTouch = null,
+    [property: Id(3)] string? ThenGate = null);
 
-/// <summary>Increment <paramref name="Other"/>, then report at <paramref name="Gate"/> and wait to be released.</summary>
+/// <summary>Increment <paramref name="Other"/>, then report at <paramref name="Gate"/>, wait to be released, and throw if <paramref name="ThenFail"/>.</summary>
 [GenerateSerializer]
-public sealed record CallThenHold([property: Id(0)] long Other, [property: Id(1)] string Gate);
+public sealed record CallThenHold([property: Id(0)] long Other, [property: Id(1)] string Gate, [property: Id(2)] bool ThenFail = false);
 
 public interface IProbe : ITransactionalActor, IGrainWithIntegerKey
 {
@@ -91,6 +95,12 @@ public sealed class Probe : TransactionalActor<ProbeState>, IProbe
             await CallActor(ctx, GrainFactory.GetGrain<IProbe>(other).Touch, AccessMode.ReadWrite);
         }
 
+        if (input.ThenGate is { } thenGate)
+        {
+            Gates.Reach(thenGate, ctx.Tid);
+            await Gates.WhenReleased(thenGate);
+        }
+
         return ctx.Tid;
     }
 
@@ -100,6 +110,10 @@ public sealed class Probe : TransactionalActor<ProbeState>, IProbe
         await CallActor(ctx, GrainFactory.GetGrain<IProbe>(input.Other).Increment, 1);
         Gates.Reach(input.Gate, ctx.Tid);
         await Gates.WhenReleased(input.Gate);
+        if (input.ThenFail)
+        {
+            throw new InvalidOperationException("failing after the hold, as asked");
+        }
     }
 
     public async Task<long> Touch(TxnContext ctx, AccessMode mode)

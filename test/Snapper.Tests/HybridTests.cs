@@ -1,0 +1,116 @@
+using Snapper.Tests.Actors;
+using Xunit;
+
+namespace Snapper.Tests;
+
+/// <summary>
+/// The hybrid rules of thesis §3.3.4 on single, staged schedules: an ACT runs over a batch that completed but has
+/// not committed, the serializability check at its first actor, and its commit after the batch it depends on.
+/// </summary>
+[Collection(ClusterCollection.Name)]
+public sealed class HybridTests(ClusterFixture fixture)
+{
+    private static readonly TimeSpan Bound = TimeSpan.FromSeconds(10);
+
+    private IProbe Probe(long id) => fixture.Client.GetGrain<IProbe>(id);
+
+    /// <summary>A PACT that wrote <paramref name="other"/> (its sub-batch there completed) and now holds its batch uncommitted on <paramref name="root"/>.</summary>
+    private async Task<Task> HoldBatchAfterWriting(long root, long other, string gate, bool thenFail)
+    {
+        var pact = Probe(root).StartTxn(Probe(root).CallThenHold, new CallThenHold(other, gate, thenFail), ActorAccessInfo.Of(Probe(root), Probe(other)));
+        await Gates.WhenReached(gate);
+        return pact;
+    }
+
+    [Fact]
+    public async Task An_act_that_depends_on_an_uncommitted_batch_with_no_batch_after_it_fails_the_incomplete_afterset_check()
+    {
+        var ids = ClusterFixture.NewIds(2);
+        var gate = $"incomplete-as-{ids[0]}";
+        var pact = await HoldBatchAfterWriting(ids[0], ids[1], gate, thenFail: false);
+
+        // The batch completed on ids[1], so the ACT may run there and reads its write; but nothing proves it safe.
+        var abort = await Assert.ThrowsAsync<TransactionAbortedException>(() => Probe(ids[1]).StartTxn(Probe(ids[1]).Read, 0).WaitAsync(Bound));
+        Assert.Equal(AbortReason.SerializabilityIncompleteAfterSet, abort.Reason);
+
+        Gates.Release(gate);
+        await pact.WaitAsync(Bound);
+        Assert.Equal(1, await Probe(ids[1]).StartTxn(Probe(ids[1]).Read, 0).WaitAsync(Bound)); // the batch is committed: passes
+    }
+
+    [Fact]
+    public async Task An_act_between_two_batches_commits_only_after_the_batch_before_it_and_before_the_batch_after_it()
+    {
+        var ids = ClusterFixture.NewIds(2);
+        var batchGate = $"before-act-{ids[0]}";
+        var actGate = $"act-{ids[0]}";
+        var before = await HoldBatchAfterWriting(ids[0], ids[1], batchGate, thenFail: false);
+
+        // The ACT runs on ids[1] over the completed batch and holds there; a PACT submitted now is placed after it.
+        var act = Probe(ids[1]).StartTxn(Probe(ids[1]).Hold, new Hold(actGate, AccessMode.ReadWrite));
+        await Gates.WhenReached(actGate);
+        var after = Probe(ids[1]).StartTxn(Probe(ids[1]).Read, 0, ActorAccessInfo.Of(Probe(ids[1])));
+        await Task.Delay(200); // until the PACT is ordered and its sub-batch delivered (the token moves asynchronously)
+
+        // BeforeSet {before}, AfterSet {after}: the check passes, and the ACT waits for the batch before it.
+        Gates.Release(actGate);
+        await Task.Delay(200);
+        Assert.False(act.IsCompleted, "the ACT committed before the batch it read from");
+        Assert.False(after.IsCompleted, "a batch started before the ACT placed ahead of it ended");
+
+        Gates.Release(batchGate);
+        await Task.WhenAll(before, act).WaitAsync(Bound);
+        Assert.Equal(2, await after.WaitAsync(Bound)); // the PACT's increment, then the ACT's
+    }
+
+    [Fact]
+    public async Task An_act_that_read_from_a_batch_that_aborts_aborts_too_and_leaves_nothing()
+    {
+        var ids = ClusterFixture.NewIds(2);
+        var batchGate = $"failing-batch-{ids[0]}";
+        var actGate = $"act-over-failing-{ids[0]}";
+        var failing = await HoldBatchAfterWriting(ids[0], ids[1], batchGate, thenFail: true);
+
+        var act = Probe(ids[1]).StartTxn(Probe(ids[1]).Hold, new Hold(actGate, AccessMode.ReadWrite));
+        await Gates.WhenReached(actGate);
+        var after = Probe(ids[1]).StartTxn(Probe(ids[1]).Read, 0, ActorAccessInfo.Of(Probe(ids[1])));
+        await Task.Delay(200); // until the PACT is ordered and its sub-batch delivered (the token moves asynchronously)
+        Gates.Release(actGate);
+        Gates.Release(batchGate);
+
+        Assert.Equal(AbortReason.UserException, (await Assert.ThrowsAsync<TransactionAbortedException>(() => failing.WaitAsync(Bound))).Reason);
+        Assert.Equal(AbortReason.CascadingAbort, (await Assert.ThrowsAsync<TransactionAbortedException>(() => act.WaitAsync(Bound))).Reason);
+        await Assert.ThrowsAsync<TransactionAbortedException>(() => after.WaitAsync(Bound)); // uncommitted when the batch failed
+        Assert.Equal(0, await Probe(ids[1]).StartTxn(Probe(ids[1]).Read, 0).WaitAsync(Bound));
+        Assert.Equal(0, await Probe(ids[0]).StartTxn(Probe(ids[0]).Read, 0).WaitAsync(Bound));
+    }
+
+    [Fact]
+    public async Task An_act_ordered_after_a_batch_on_one_actor_and_before_an_earlier_batch_on_another_fails_the_check()
+    {
+        var ids = ClusterFixture.NewIds(2);
+        var (y, x) = (ids[0], ids[1]);
+        var onY = $"cycle-y-{y}";
+        var onX = $"cycle-x-{y}";
+        var act = Probe(y).StartTxn(Probe(y).Hold, new Hold(onY, AccessMode.ReadWrite, ThenTouch: x, ThenGate: onX));
+        await Gates.WhenReached(onY);
+
+        // B1 is placed after the ACT on y; B2 (larger bid) completes on x but cannot commit before B1.
+        var b1 = Probe(y).StartTxn(Probe(y).Read, 0, ActorAccessInfo.Of(Probe(y)));
+        var b2 = Probe(x).StartTxn(Probe(x).Increment, 1, ActorAccessInfo.Of(Probe(x)));
+        await Task.Delay(200);
+
+        // The ACT now runs on x after B2, then B3 is placed after it there: BeforeSet {B2}, AfterSet {B1, B3}.
+        Gates.Release(onY);
+        await Gates.WhenReached(onX);
+        var b3 = Probe(x).StartTxn(Probe(x).Read, 0, ActorAccessInfo.Of(Probe(x)));
+        await Task.Delay(200);
+        Gates.Release(onX);
+
+        var abort = await Assert.ThrowsAsync<TransactionAbortedException>(() => act.WaitAsync(Bound));
+        Assert.Equal(AbortReason.Serializability, abort.Reason);
+        Assert.Equal(0, await b1.WaitAsync(Bound));
+        await b2.WaitAsync(Bound);
+        Assert.Equal(1, await b3.WaitAsync(Bound)); // B2's increment only: nothing of the ACT remains
+    }
+}
