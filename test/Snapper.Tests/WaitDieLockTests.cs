@@ -90,4 +90,22 @@ public sealed class WaitDieLockTests
         Assert.Equal(AbortReason.PrepareFailed, abort.Reason);
         Assert.Equal(1, lck.HolderCount);
     }
+
+    [Fact]
+    public async Task Nobody_waits_for_a_holder_that_waits_for_pact_batches()
+    {
+        var lck = new WaitDieLock();
+        await lck.AcquireAsync(10, AccessMode.ReadWrite, Bound);
+        var queued = lck.AcquireAsync(4, AccessMode.Read, Bound);
+        Assert.False(queued.IsCompleted);
+
+        lck.HolderWaitsForBatches(10);
+
+        Assert.Equal(AbortReason.HybridDeadlock, (await Assert.ThrowsAsync<TransactionAbortedException>(() => queued)).Reason);
+        var older = await Assert.ThrowsAsync<TransactionAbortedException>(() => lck.AcquireAsync(2, AccessMode.ReadWrite, Bound));
+        Assert.Equal(AbortReason.HybridDeadlock, older.Reason);
+
+        lck.Release(10);
+        await lck.AcquireAsync(2, AccessMode.ReadWrite, Bound); // waits are allowed again once it released
+    }
 }

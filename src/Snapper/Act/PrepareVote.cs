@@ -15,8 +15,16 @@ public enum PrepareVote
 }
 
 /// <summary>
-/// A participant's vote, with what its schedule knows for the hybrid check (thesis §3.3.4.3): the smallest bid of
-/// the PACT batches scheduled after the ACT on this actor (its part of the AfterSet), or -1 if none is yet.
+/// A participant's vote, with its part of the ACT's AfterSet for the hybrid check (thesis §3.3.4.3).
 /// </summary>
+/// <param name="Vote">The vote.</param>
+/// <param name="MinAfterBid">The smallest bid of the PACT batches scheduled after the ACT on this actor, or -1 if none is yet.</param>
+/// <param name="AfterSetComplete">
+/// True if that part cannot still change the check's outcome: a batch is scheduled after the ACT here, or every
+/// batch up to the ACT's max(BeforeSet) had already been delivered here, so any later one has a larger bid.
+/// </param>
 [GenerateSerializer, Immutable, Alias("snapper.prepare-result")]
-public readonly record struct PrepareResult([property: Id(0)] PrepareVote Vote, [property: Id(1)] long MinAfterBid = -1);
+public readonly record struct PrepareResult(
+    [property: Id(0)] PrepareVote Vote,
+    [property: Id(1)] long MinAfterBid = -1,
+    [property: Id(2)] bool AfterSetComplete = false);

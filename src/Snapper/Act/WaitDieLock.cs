@@ -13,6 +13,9 @@ namespace Snapper.Act;
 /// waits can form, within one actor or across actors.</item>
 /// <item>Waiters are granted strictly in queue order, as long as the head is compatible with the holders.</item>
 /// <item>Each wait has a bound; at the bound the waiter leaves the queue and its transaction aborts.</item>
+/// <item>Nobody waits for a holder that waits for PACT batches (<see cref="HolderWaitsForBatches"/>): such a
+/// batch may itself wait for the requester on another actor (thesis §3.3.4.2), a cycle wait-die cannot see.
+/// Requesters then abort with <see cref="AbortReason.HybridDeadlock"/>, queued ones at once.</item>
 /// </list>
 /// Not thread-safe: an actor uses it only from its own turn-based scheduler.
 /// </remarks>
@@ -20,6 +23,7 @@ internal sealed class WaitDieLock
 {
     private readonly Dictionary<long, AccessMode> _holders = new();
     private readonly LinkedList<Waiter> _queue = new();
+    private readonly HashSet<long> _waitingForBatches = new();
 
     /// <summary>True if <paramref name="tid"/> holds the lock in <paramref name="mode"/> or stronger.</summary>
     public bool Holds(long tid, AccessMode mode) =>
@@ -58,6 +62,12 @@ internal sealed class WaitDieLock
             return Task.CompletedTask;
         }
 
+        if (ConflictsWithBatchWaiter(tid, mode, out var waiting))
+        {
+            return Task.FromException(new TransactionAbortedException(
+                tid, AbortReason.HybridDeadlock, $"transaction {waiting}, which holds the lock, waits for PACT batches to commit."));
+        }
+
         if (MustDie(tid, mode, out var blocker))
         {
             return Task.FromException(new TransactionAbortedException(
@@ -69,10 +79,32 @@ internal sealed class WaitDieLock
         return WaitAsync(entry, timeout);
     }
 
+    /// <summary>
+    /// Holder <paramref name="tid"/> is about to wait for PACT batches to commit (hybrid commit rule, thesis
+    /// §3.3.4.4): every queued request aborts, and so does every conflicting request until it releases.
+    /// </summary>
+    public void HolderWaitsForBatches(long tid)
+    {
+        if (!_holders.ContainsKey(tid) || !_waitingForBatches.Add(tid))
+        {
+            return;
+        }
+
+        // Every waiter waits, directly or behind the queue's head, for the holders, and so for this one.
+        var waiters = _queue.ToArray();
+        _queue.Clear();
+        foreach (var waiter in waiters)
+        {
+            waiter.Completion.TrySetException(new TransactionAbortedException(
+                waiter.Tid, AbortReason.HybridDeadlock, $"transaction {tid}, which holds the lock, waits for PACT batches to commit."));
+        }
+    }
+
     /// <summary>Releases every lock and pending request of <paramref name="tid"/> and grants what can now run.</summary>
     public void Release(long tid, TransactionAbortedException? pendingFailure = null)
     {
         _holders.Remove(tid);
+        _waitingForBatches.Remove(tid);
         for (var node = _queue.First; node is not null;)
         {
             var next = node.Next;
@@ -124,6 +156,21 @@ internal sealed class WaitDieLock
         }
 
         return true;
+    }
+
+    private bool ConflictsWithBatchWaiter(long tid, AccessMode mode, out long waiting)
+    {
+        foreach (var holder in _waitingForBatches)
+        {
+            if (holder != tid && (mode == AccessMode.ReadWrite || _holders[holder] == AccessMode.ReadWrite))
+            {
+                waiting = holder;
+                return true;
+            }
+        }
+
+        waiting = 0;
+        return false;
     }
 
     private bool MustDie(long tid, AccessMode mode, out long blocker)

@@ -395,13 +395,28 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     }
 
     /// <summary>
+    /// This actor's part of the ACT's AfterSet: the first batch after it here (-1 if none), and whether the part is
+    /// complete for the check. The delivered watermark is read before the schedule: every batch up to it is then
+    /// in the schedule already, so if it covers max(BS), batches after the ACT still to come are larger than max(BS).
+    /// In-order delivery inside the silo makes this exact where the thesis, with asynchronous batch messages, had
+    /// to treat the part as unknown (its incomplete-AfterSet case).
+    /// </summary>
+    private (long MinAfterBid, bool Complete) AfterSetPart(Actors.ActorTransaction<TState> txn)
+    {
+        var delivered = _runtime.Pacts.DeliveredBid;
+        var minAfterBid = _schedule.MinAfterBid(txn.Tid);
+        return (minAfterBid, minAfterBid >= 0 || delivered >= txn.MaxBeforeBid);
+    }
+
+    /// <summary>
     /// The hybrid serializability check (thesis §3.3.4.3) and commit rule (§3.3.4.4), once every participant voted.
     /// max(BS) is the largest batch the ACT depends on (collected with its calls); min(AS) the smallest batch that
     /// waits for it (collected with the votes, so it is as complete as it can be). The ACT passes if max(BS) &lt;
-    /// min(AS); if some actor has no batch after it yet (AfterSet incomplete) it passes only if batch max(BS) already
-    /// committed. It then commits only after batch max(BS) committed, and aborts if that batch aborted (it read
-    /// its writes). Waiting is safe after the check: every batch waiting for this ACT has a larger bid than the one
-    /// it waits for, so no cycle of waits closes through it.
+    /// min(AS). If an actor's part of the AfterSet is incomplete (see <see cref="AfterSetPart"/>), it passes only if
+    /// batch max(BS) already committed (the thesis's optimization). It then commits only after batch max(BS)
+    /// committed, and aborts if that batch aborted (it read its writes). Waiting is safe after the check: every
+    /// batch waiting for this ACT has a larger bid than the one it waits for, and nobody waits for its locks
+    /// meanwhile (<see cref="WaitDieLock.HolderWaitsForBatches"/>), so no cycle of waits closes through it.
     /// </summary>
     private async Task<TransactionAbortedException?> CheckHybridAsync(Actors.ActorTransaction<TState> txn, PrepareResult[] votes)
     {
@@ -411,18 +426,17 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             return null; // depends on no uncommitted batch (or, test-only, the check is off)
         }
 
-        var minAfter = _schedule.MinAfterBid(txn.Tid);
-        var complete = minAfter >= 0;
+        var (minAfter, complete) = AfterSetPart(txn);
         foreach (var vote in votes)
         {
-            complete &= vote.MinAfterBid >= 0;
+            complete &= vote.AfterSetComplete;
             if (vote.MinAfterBid >= 0 && (minAfter < 0 || vote.MinAfterBid < minAfter))
             {
                 minAfter = vote.MinAfterBid;
             }
         }
 
-        if (complete && maxBefore >= minAfter)
+        if (complete && minAfter >= 0 && maxBefore >= minAfter)
         {
             return new TransactionAbortedException(txn.Tid, AbortReason.Serializability,
                 $"it depends on PACT batch {maxBefore}, and batch {minAfter} depends on it.");
@@ -432,6 +446,12 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         {
             return new TransactionAbortedException(txn.Tid, AbortReason.SerializabilityIncompleteAfterSet,
                 $"it depends on PACT batch {maxBefore}, which has not committed, and not every actor it used has a batch scheduled after it yet.");
+        }
+
+        if (!_runtime.Pacts.IsCommitted(maxBefore))
+        {
+            // Whoever waits for this ACT's locks would now wait for batches that may wait for it: they give way.
+            _lock.HolderWaitsForBatches(txn.Tid);
         }
 
         bool committed;
@@ -491,17 +511,23 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             return Task.FromResult(new PrepareResult(PrepareVote.No));
         }
 
-        var minAfterBid = CheckingHybrid ? _schedule.MinAfterBid(tid) : -1;
         txn.MaxBeforeBid = Math.Max(txn.MaxBeforeBid, maxBeforeBid);
+        var (minAfterBid, complete) = CheckingHybrid ? AfterSetPart(txn) : (-1, false);
+        if (CheckingHybrid && txn.Wrote && !_runtime.Pacts.IsCommitted(txn.MaxBeforeBid))
+        {
+            // The first actor may wait for batch max(BS) with this lock held (see CheckHybridAsync).
+            _lock.HolderWaitsForBatches(tid);
+        }
+
         if (!txn.Wrote)
         {
             End(txn, TxnOutcome.Committed);
-            return Task.FromResult(new PrepareResult(PrepareVote.ReadOnly, minAfterBid));
+            return Task.FromResult(new PrepareResult(PrepareVote.ReadOnly, minAfterBid, complete));
         }
 
         txn.Phase = Actors.ActorTxnPhase.Prepared;
         txn.Touch();
-        return Task.FromResult(new PrepareResult(PrepareVote.Prepared, minAfterBid));
+        return Task.FromResult(new PrepareResult(PrepareVote.Prepared, minAfterBid, complete));
     }
 
     Task IActParticipant.Commit(long tid, long maxBeforeBid)

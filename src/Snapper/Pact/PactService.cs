@@ -51,6 +51,7 @@ internal sealed class PactService : IDisposable
     private readonly Queue<(long From, long To)> _abortedRanges = new();
     private long _forgottenBelow = -1;
     private long _lastCommittedBid = -1;
+    private long _deliveredBid = -1;
     private readonly TimeSpan _executionTimeout;
     private readonly ITimer _watchdog;
     private PactToken? _parked = new();
@@ -108,6 +109,13 @@ internal sealed class PactService : IDisposable
         return Task.FromResult<TransactionAbortedException?>(
             new TransactionAbortedException(ticket.Tid, AbortReason.CascadingAbort, $"its batch {ticket.Bid} was aborted."));
     }
+
+    /// <summary>
+    /// Every batch with a bid at or below this has been delivered to all its actors. Batches emitted later have
+    /// larger bids: an actor that saw no batch after an ACT when this was at or above the ACT's max(BeforeSet)
+    /// can only ever get batches after the ACT that are larger, so its part of the AfterSet cannot fail the check.
+    /// </summary>
+    public long DeliveredBid => Volatile.Read(ref _deliveredBid);
 
     /// <summary>Whether batch <paramref name="bid"/> committed (false while it is running, or if it aborted).</summary>
     public bool IsCommitted(long bid)
@@ -366,6 +374,8 @@ internal sealed class PactService : IDisposable
                 token.PrevBid[actor] = bid;
                 ScheduleOf(actor).Deliver(bid, prev, list);
             }
+
+            Volatile.Write(ref _deliveredBid, bid);
         }
 
         _metrics.BatchEmitted(pacts.Count);
