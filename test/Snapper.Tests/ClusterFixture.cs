@@ -22,7 +22,10 @@ public class ClusterFixture : IAsyncLifetime
 
     public static long NewId() => NewIds(1)[0];
 
-    public async Task InitializeAsync()
+    public async Task InitializeAsync() => Cluster = await StartAsync(Configure);
+
+    /// <summary>Starts one in-process silo with Snapper, short timeouts, and <paramref name="configure"/> on top.</summary>
+    public static async Task<InProcessTestCluster> StartAsync(Action<SnapperOptions> configure)
     {
         var builder = new InProcessTestClusterBuilder(1);
         builder.ConfigureSilo((_, silo) => silo.AddSnapper(o =>
@@ -34,11 +37,12 @@ public class ClusterFixture : IAsyncLifetime
             o.ParticipantTimeout = TimeSpan.FromSeconds(6);
             o.DecisionTimeout = TimeSpan.FromSeconds(2);
             o.OutcomeRetention = TimeSpan.FromSeconds(30);
-            Configure(o);
+            configure(o);
         }));
         builder.ConfigureClient(client => client.AddSnapperClient());
-        Cluster = builder.Build();
-        await Cluster.DeployAsync();
+        var cluster = builder.Build();
+        await cluster.DeployAsync();
+        return cluster;
     }
 
     public async Task DisposeAsync() => await Cluster.DisposeAsync();

@@ -56,6 +56,9 @@ internal sealed class ActorTransaction<TState>(TxnContext context, bool isRoot)
     /// <summary>Actors this transaction touched through calls made from here (transitively).</summary>
     public HashSet<GrainId> Participants { get; } = new();
 
+    /// <summary>First actor only: the write of its commit decision, while it is under way (a participant's Resolve then waits for it).</summary>
+    public Task? CommitLogging { get; set; }
+
     /// <summary>Set when the transaction can no longer commit; the first failure wins.</summary>
     public TransactionAbortedException? Doomed { get; private set; }
 

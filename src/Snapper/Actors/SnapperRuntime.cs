@@ -16,7 +16,8 @@ internal sealed class SnapperRuntime(
     Serializer serializer,
     TransactionalMethodTables methods,
     SnapperMetrics metrics,
-    PactService pacts)
+    PactService pacts,
+    Logging.WriteAheadLog log)
 {
     public SnapperOptions Options { get; } = options.Value;
 
@@ -26,6 +27,15 @@ internal sealed class SnapperRuntime(
 
     /// <summary>PACT ordering, batching, schedules and batch commit of this silo.</summary>
     public PactService Pacts { get; } = pacts;
+
+    /// <summary>The silo's write-ahead log (<see cref="Logging.WriteAheadLog.Enabled"/> is false without a data folder).</summary>
+    public Logging.WriteAheadLog Log { get; } = log;
+
+    /// <summary>An actor state as log bytes (Orleans' serializer; the type is recorded with it).</summary>
+    public byte[] Serialize(object state) => serializer.SerializeToArray(state);
+
+    /// <summary>An actor state read back from the log.</summary>
+    public T Deserialize<T>(byte[] bytes) => (T)serializer.Deserialize<object>(bytes)!;
 
     /// <summary>The coordinator an actor asks for tids: chosen by hashing the actor's id (thesis §3.3.1.2).</summary>
     public ICoordinatorGrain CoordinatorFor(GrainId actor) =>

@@ -31,7 +31,7 @@ namespace Snapper;
 /// </list>
 /// </remarks>
 [Reentrant]
-[KeepAlive] // State lives only in memory until the write-ahead log lands; an idle deactivation would lose it.
+[KeepAlive] // The committed state lives in memory; the write-ahead log is read back only when the silo starts.
 public abstract partial class TransactionalActor<TState> : Grain, ITransactionalActor, IActParticipant
     where TState : class, new()
 {
@@ -61,7 +61,9 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         _logger = ServiceProvider.GetRequiredService<ILoggerFactory>().CreateLogger(GetType());
         _self = this.GetGrainId();
         _schedule = _runtime.Pacts.ScheduleOf(_self);
-        _state = new Scheduling.StateVersions<TState>(_schedule.Gate, CreateInitialState(), _runtime.Copy);
+        var recovered = _runtime.Log.Enabled ? _runtime.Log.Recovered(_self) : null;
+        var initial = recovered?.State is { } logged ? _runtime.Deserialize<TState>(logged) : CreateInitialState();
+        _state = new Scheduling.StateVersions<TState>(_schedule.Gate, initial, _runtime.Copy, recovered?.MaxSeq ?? 0);
         _schedule.Attach(_state);
         return base.OnActivateAsync(cancellationToken);
     }
@@ -371,9 +373,24 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             return doomed;
         }
 
-        // The decision is taken here, and remembered before any commit message so that Resolve answers it.
-        End(txn, TxnOutcome.Committed);
+        // The decision is taken here: logged (CoordCommit, with this actor's state if it wrote) before anyone hears
+        // of it, and remembered before any commit message so that Resolve answers it.
         var writers = participants.Where((_, i) => votes[i].Vote == PrepareVote.Prepared).ToArray();
+        if (_runtime.Log.Enabled && (txn.Wrote || writers.Length > 0))
+        {
+            txn.CommitLogging = LogCommitAsync(txn);
+            try
+            {
+                await txn.CommitLogging;
+            }
+            catch (Exception exception)
+            {
+                _logger.LogCritical(exception, "CoordCommit of transaction {Tid} could not be written; aborting it", txn.Tid);
+                return new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed, $"its commit could not be logged: {exception.Message}", exception);
+            }
+        }
+
+        End(txn, TxnOutcome.Committed);
         if (writers.Length > 0)
         {
             RememberOutcome(txn.Tid, TxnOutcome.Committed);
@@ -392,6 +409,37 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         }
 
         return null;
+    }
+
+    private Task LogCommitAsync(Actors.ActorTransaction<TState> txn)
+    {
+        var commit = Logging.LogRecord.Committed(Logging.LoggedTxnKind.Act, txn.Tid);
+        return txn.Wrote
+            ? _runtime.Log.AppendAsync(_self, Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, txn.Tid, _self, _state.NextSeq(), _runtime.Serialize(txn.Working!)), commit)
+            : _runtime.Log.AppendAsync(_self, commit);
+    }
+
+    /// <summary>A participant's Prepare record (its new state), durable before it votes yes.</summary>
+    private async Task<PrepareResult> LogPreparedAsync(Actors.ActorTransaction<TState> txn, PrepareResult vote)
+    {
+        try
+        {
+            await _runtime.Log.AppendAsync(_self, Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, txn.Tid, _self, _state.NextSeq(), _runtime.Serialize(txn.Working!)));
+        }
+        catch (Exception exception)
+        {
+            _logger.LogError(exception, "Prepare record of transaction {Tid} could not be written; voting no", txn.Tid);
+            txn.Doom(new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed, $"its prepare could not be logged: {exception.Message}", exception));
+            if (txn.Phase == Actors.ActorTxnPhase.Prepared)
+            {
+                End(txn, TxnOutcome.Aborted);
+            }
+
+            return new PrepareResult(PrepareVote.No);
+        }
+
+        // Aborted while the record was written (the first actor gave up): the record is harmless without a commit.
+        return txn.Phase == Actors.ActorTxnPhase.Prepared ? vote : new PrepareResult(PrepareVote.No);
     }
 
     /// <summary>
@@ -527,7 +575,8 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
 
         txn.Phase = Actors.ActorTxnPhase.Prepared;
         txn.Touch();
-        return Task.FromResult(new PrepareResult(PrepareVote.Prepared, minAfterBid, complete));
+        var prepared = new PrepareResult(PrepareVote.Prepared, minAfterBid, complete);
+        return _runtime.Log.Enabled ? LogPreparedAsync(txn, prepared) : Task.FromResult(prepared);
     }
 
     Task IActParticipant.Commit(long tid, long maxBeforeBid)
@@ -552,16 +601,23 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         return Task.CompletedTask;
     }
 
-    Task<TxnOutcome> IActParticipant.Resolve(long tid)
+    async Task<TxnOutcome> IActParticipant.Resolve(long tid)
     {
-        if (_transactions.TryGetValue(tid, out var txn))
+        if (_transactions.TryGetValue(tid, out var txn) && txn.CommitLogging is { } logging)
+        {
+            // Decided, and the decision is being written: it stands once durable.
+            await logging;
+            return TxnOutcome.Committed;
+        }
+
+        if (_transactions.TryGetValue(tid, out txn))
         {
             // Undecided: deciding "abort" now is always safe, and the first actor will act on it.
             txn.Doom(new TransactionAbortedException(tid, AbortReason.ParticipantTimeout, "a participant timed out waiting for the decision."));
-            return Task.FromResult(TxnOutcome.Aborted);
+            return TxnOutcome.Aborted;
         }
 
-        return Task.FromResult(_ended.TryGet(tid, out var outcome) ? outcome : TxnOutcome.Aborted);
+        return _ended.TryGet(tid, out var outcome) ? outcome : TxnOutcome.Aborted;
     }
 
     private Actors.ActorTransaction<TState> Begin(TxnContext context, bool isRoot)

@@ -17,6 +17,8 @@ internal sealed class SnapperMetrics
     private readonly Counter<long> _commits;
     private readonly Histogram<int> _batchSize;
     private readonly Histogram<double> _batchCommitLag;
+    private readonly Counter<long> _logBytes;
+    private readonly Counter<long> _logFlushes;
 
     public SnapperMetrics(IMeterFactory? meterFactory = null)
     {
@@ -26,6 +28,8 @@ internal sealed class SnapperMetrics
         _prepares = meter.CreateCounter<long>("snapper.act.prepare.sent", description: "2PC prepare messages sent.");
         _commits = meter.CreateCounter<long>("snapper.act.commit.sent", description: "2PC commit messages sent.");
         _batchSize = meter.CreateHistogram<int>("snapper.pact.batch.size", unit: "{transaction}", description: "PACTs per emitted batch.");
+        _logBytes = meter.CreateCounter<long>("snapper.log.bytes", unit: "By", description: "Bytes written to the write-ahead log.");
+        _logFlushes = meter.CreateCounter<long>("snapper.log.flushes", description: "Write-ahead log group writes, by whether they were fsynced.");
         _batchCommitLag = meter.CreateHistogram<double>("snapper.pact.batch.commit_lag", unit: "ms", description: "Time from a batch's emission to its commit.");
     }
 
@@ -37,6 +41,12 @@ internal sealed class SnapperMetrics
     public void PreparesSent(int count) => _prepares.Add(count);
 
     public void CommitsSent(int count) => _commits.Add(count);
+
+    public void LogFlushed(long bytes, bool fsync)
+    {
+        _logBytes.Add(bytes);
+        _logFlushes.Add(1, new KeyValuePair<string, object?>("fsync", fsync));
+    }
 
     public void BatchEmitted(int pacts) => _batchSize.Record(pacts);
 

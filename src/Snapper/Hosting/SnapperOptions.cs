@@ -67,6 +67,26 @@ public sealed class SnapperOptions
     /// </summary>
     internal bool UnsafeSkipHybridGate { get; set; }
 
+    /// <summary>
+    /// Folder of the write-ahead log (thesis §3.3.2.4, §3.3.3.3): every committed transaction is logged there before
+    /// its client hears of it, and a restarted silo recovers every actor's committed state from it. Null (the
+    /// default) runs without a log: state lives only in memory and a crash loses it (the "CC only" setting of
+    /// thesis §3.4.2.1). One silo per folder: a second one is refused.
+    /// </summary>
+    public string? DataFolder { get; set; }
+
+    /// <summary>Loggers (log writers, each with its own segment files) per silo. Default: one per processor.</summary>
+    public int Loggers { get; set; } = Environment.ProcessorCount;
+
+    /// <summary>
+    /// Whether a log write is fsynced before the transactions in it are acknowledged. Default: true. Turning it off
+    /// is for experiments only: a machine crash can then lose acknowledged transactions (a warning says so at start).
+    /// </summary>
+    public bool LogFsync { get; set; } = true;
+
+    /// <summary>Size at which a logger starts a new segment file. Default: 64 MiB.</summary>
+    public long LogSegmentBytes { get; set; } = 64L * 1024 * 1024;
+
     /// <summary>How long an actor remembers the outcome of an ended transaction, for late messages. Default: 5 min.</summary>
     public TimeSpan OutcomeRetention { get; set; } = TimeSpan.FromMinutes(5);
 }

@@ -18,6 +18,21 @@ internal sealed class SnapperOptionsValidator : IValidateOptions<SnapperOptions>
             errors.Add($"{nameof(SnapperOptions.ActTidRangeSize)} must be at least 1 (was {options.ActTidRangeSize}).");
         }
 
+        if (options.DataFolder is not null && options.Loggers < 1)
+        {
+            errors.Add($"{nameof(SnapperOptions.Loggers)} must be at least 1 (was {options.Loggers}).");
+        }
+
+        if (options.DataFolder is not null && options.LogSegmentBytes < 64 * 1024)
+        {
+            errors.Add($"{nameof(SnapperOptions.LogSegmentBytes)} must be at least 65536 (was {options.LogSegmentBytes}).");
+        }
+
+        if (options.DataFolder is { Length: 0 })
+        {
+            errors.Add($"{nameof(SnapperOptions.DataFolder)} must be a path, or null to run without a write-ahead log.");
+        }
+
         Positive(nameof(SnapperOptions.LockWaitTimeout), options.LockWaitTimeout);
         Positive(nameof(SnapperOptions.HybridWaitTimeout), options.HybridWaitTimeout);
         Positive(nameof(SnapperOptions.ExecutionTimeout), options.ExecutionTimeout);

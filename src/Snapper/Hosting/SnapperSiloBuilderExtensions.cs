@@ -4,6 +4,7 @@ using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Options;
 using Snapper.Actors;
 using Snapper.Diagnostics;
+using Snapper.Logging;
 using Snapper.Pact;
 
 namespace Snapper.Hosting;
@@ -39,6 +40,8 @@ public static class SnapperSiloBuilderExtensions
         services.TryAddSingleton<SnapperMetrics>();
         services.TryAddSingleton<TransactionalMethodTables>();
         services.TryAddSingleton<PactService>();
+        services.TryAddSingleton<WriteAheadLog>();
+        services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>>(sp => sp.GetRequiredService<WriteAheadLog>());
         services.TryAddSingleton<SnapperRuntime>();
     }
 }

@@ -13,6 +13,9 @@ internal sealed class PactBatch(long bid, GrainId[] participants)
     /// <summary>Participants that have not reported BatchComplete yet.</summary>
     public int Pending { get; set; } = participants.Length;
 
+    /// <summary>Its BatchCommit record is being written: it commits, and a cascading abort leaves it alone.</summary>
+    public bool Committing { get; set; }
+
     /// <summary>Completes with null when the batch commits, or with the abort of the PACT that failed it.</summary>
     public TaskCompletionSource<TransactionAbortedException?> Outcome { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
 }

@@ -4,6 +4,8 @@ using Microsoft.Extensions.Options;
 using Snapper.Coordination;
 using Snapper.Diagnostics;
 using Snapper.Hosting;
+using Snapper.Logging;
+using Orleans.Serialization;
 using Snapper.Scheduling;
 
 namespace Snapper.Pact;
@@ -42,6 +44,7 @@ internal sealed class PactService : IDisposable
     private readonly ConcurrentDictionary<GrainId, ActorSchedule> _schedules = new();
     private readonly ConcurrentDictionary<long, TransactionAbortedException> _doomed = new();
     private readonly IGrainFactory _grains;
+    private readonly Serializer _serializer;
     private readonly SnapperMetrics _metrics;
     private readonly ILogger<PactService> _logger;
     private readonly bool _skipHybridGate;
@@ -52,14 +55,18 @@ internal sealed class PactService : IDisposable
     private long _forgottenBelow = -1;
     private long _lastCommittedBid = -1;
     private long _deliveredBid = -1;
+    private bool _commitLogging;
     private readonly TimeSpan _executionTimeout;
     private readonly ITimer _watchdog;
     private PactToken? _parked = new();
     private long _resolvedBid = -1;
     private long _lastBid = -1;
 
-    public PactService(IOptions<SnapperOptions> options, IGrainFactory grains, SnapperMetrics metrics, ILogger<PactService> logger)
+    public PactService(IOptions<SnapperOptions> options, IGrainFactory grains, SnapperMetrics metrics, ILogger<PactService> logger,
+        WriteAheadLog log, Serializer serializer)
     {
+        Log = log;
+        _serializer = serializer;
         _grains = grains;
         _metrics = metrics;
         _logger = logger;
@@ -75,6 +82,32 @@ internal sealed class PactService : IDisposable
     }
 
     public void Dispose() => _watchdog.Dispose();
+
+    /// <summary>The silo's write-ahead log; BatchComplete and BatchCommit records go there before the messages they stand for.</summary>
+    public WriteAheadLog Log { get; }
+
+    /// <summary>
+    /// BatchComplete from <paramref name="actor"/>, after its new state (if the sub-batch took a copy) is durable
+    /// (thesis Fig. 3.7). If the write fails, the batch aborts: its vote cannot be trusted to survive a crash.
+    /// </summary>
+    public async Task LogThenCompleteAsync(long bid, GrainId actor, object? version, long seq)
+    {
+        if (version is not null)
+        {
+            try
+            {
+                await Log.AppendAsync(actor, LogRecord.StateWritten(LoggedTxnKind.Batch, bid, actor, seq, _serializer.SerializeToArray(version)));
+            }
+            catch (Exception exception)
+            {
+                Abort(new PactTicket(bid, bid), new TransactionAbortedException(bid, AbortReason.PrepareFailed,
+                    $"actor {actor} could not log its state for batch {bid}: {exception.Message}", exception));
+                return;
+            }
+        }
+
+        BatchComplete(bid, actor);
+    }
 
     /// <summary>Every batch with a bid at or below this is committed or aborted.</summary>
     public long ResolvedBid => Volatile.Read(ref _resolvedBid);
@@ -208,14 +241,20 @@ internal sealed class PactService : IDisposable
     {
         lock (_gate)
         {
-            if (!_uncommitted.ContainsKey(failed.Bid))
+            if (!_uncommitted.TryGetValue(failed.Bid, out var failedBatch) || failedBatch.Committing)
             {
-                return;
+                return; // resolved already, or its commit record is being written: it commits
             }
 
-            var batches = _uncommitted.Values.ToArray();
-            _uncommitted.Clear();
-            _abortedRanges.Enqueue((_lastCommittedBid, _lastBid));
+            // Batches whose commit record is being written are a prefix; they commit, the rest abort.
+            var batches = _uncommitted.Values.Where(b => !b.Committing).ToArray();
+            var keptUpTo = _uncommitted.Values.Where(b => b.Committing).Select(b => b.Bid).DefaultIfEmpty(_lastCommittedBid).Max();
+            foreach (var batch in batches)
+            {
+                _uncommitted.Remove(batch.Bid);
+            }
+
+            _abortedRanges.Enqueue((keptUpTo, _lastBid));
             if (_abortedRanges.Count > 4_096)
             {
                 _forgottenBelow = _abortedRanges.Dequeue().To;
@@ -249,7 +288,7 @@ internal sealed class PactService : IDisposable
             overdue = _uncommitted.Count > 0 ? _uncommitted.First().Value : null;
         }
 
-        if (overdue is not null && System.Diagnostics.Stopwatch.GetElapsedTime(overdue.EmittedAt) > _executionTimeout)
+        if (overdue is not null && !overdue.Committing && System.Diagnostics.Stopwatch.GetElapsedTime(overdue.EmittedAt) > _executionTimeout)
         {
             _logger.LogWarning("PACT batch {Bid} did not commit within {Timeout}; aborting it and every later batch", overdue.Bid, _executionTimeout);
             Abort(new PactTicket(overdue.Bid, overdue.Bid), new TransactionAbortedException(overdue.Bid, AbortReason.ExecutionTimeout,
@@ -257,9 +296,78 @@ internal sealed class PactService : IDisposable
         }
     }
 
+    /// <summary>
+    /// Commits, in bid order, every batch at the head that all participants reported complete. With a log, their
+    /// BatchCommit records are written first, one group at a time (the next group waits for the write in flight),
+    /// and only then do actors install the versions and clients hear the outcome.
+    /// </summary>
     private void CommitInOrder()
     {
-        while (_uncommitted.Count > 0)
+        if (!Log.Enabled)
+        {
+            ApplyCommits(int.MaxValue);
+            return;
+        }
+
+        if (_commitLogging)
+        {
+            return; // the write in flight calls back here when it is done
+        }
+
+        var ready = new List<long>();
+        foreach (var (bid, batch) in _uncommitted)
+        {
+            if (batch.Pending > 0)
+            {
+                break;
+            }
+
+            batch.Committing = true;
+            ready.Add(bid);
+        }
+
+        if (ready.Count > 0)
+        {
+            _commitLogging = true;
+            _ = LogThenCommitAsync(ready);
+        }
+    }
+
+    private async Task LogThenCommitAsync(List<long> bids)
+    {
+        Exception? failure = null;
+        try
+        {
+            await Log.AppendAsync(bids[0], [.. bids.Select(bid => LogRecord.Committed(LoggedTxnKind.Batch, bid))]);
+        }
+        catch (Exception exception)
+        {
+            failure = exception;
+        }
+
+        lock (_gate)
+        {
+            _commitLogging = false;
+            if (failure is null)
+            {
+                ApplyCommits(bids.Count);
+            }
+            else
+            {
+                // Unknown whether the records reached the disk: the silo cannot promise either outcome, so it stops
+                // committing (clients time out) rather than report one that recovery might contradict.
+                _logger.LogCritical(failure, "BatchCommit records for batches {First}..{Last} could not be written; PACT commits are stopped", bids[0], bids[^1]);
+                _commitLogging = true;
+                return;
+            }
+
+            CommitInOrder();
+        }
+    }
+
+    private void ApplyCommits(int count)
+    {
+        for (var applied = 0; applied < count && _uncommitted.Count > 0; applied++)
         {
             var (bid, batch) = _uncommitted.First();
             if (batch.Pending > 0)

@@ -57,7 +57,7 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, HybridSc
     /// <summary>A sub-batch arrives from the coordinator that emitted it.</summary>
     public void Deliver(long bid, long prevBid, IReadOnlyList<(long Tid, int Accesses)> pacts)
     {
-        var completed = new List<long>();
+        var completed = new List<CompletedSubBatch>();
         lock (Gate)
         {
             var tids = new long[pacts.Count];
@@ -120,7 +120,7 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, HybridSc
     /// <summary>A method of PACT <paramref name="tid"/> returned here.</summary>
     public void Exit(long tid)
     {
-        var completed = new List<long>();
+        var completed = new List<CompletedSubBatch>();
         lock (Gate)
         {
             if (!_pacts.TryGetValue(tid, out var slot))
@@ -145,7 +145,7 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, HybridSc
     /// </summary>
     public bool Finish(long tid)
     {
-        var completed = new List<long>();
+        var completed = new List<CompletedSubBatch>();
         bool clean;
         lock (Gate)
         {
@@ -169,7 +169,7 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, HybridSc
     /// <summary>The coordinator committed batch <paramref name="bid"/> (after every earlier batch).</summary>
     public void Commit(long bid)
     {
-        var completed = new List<long>();
+        var completed = new List<CompletedSubBatch>();
         lock (Gate)
         {
             if (_batches.Remove(bid, out var batch))
@@ -260,7 +260,7 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, HybridSc
         }
         catch (TimeoutException)
         {
-            var completed = new List<long>();
+            var completed = new List<CompletedSubBatch>();
             lock (Gate)
             {
                 if (!entry.Inside)
@@ -286,7 +286,7 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, HybridSc
     /// </summary>
     public void ExitAct(long tid, long maxBeforeBid)
     {
-        var completed = new List<long>();
+        var completed = new List<CompletedSubBatch>();
         lock (Gate)
         {
             _acts.Remove(tid);
@@ -386,7 +386,7 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, HybridSc
         _running is { } running && running.Bid == slot.Bid && running.Index < running.Tids.Length && running.Tids[running.Index] == tid;
 
     /// <summary>Moves the schedule forward as far as it can: finishes PACTs, completes and starts sub-batches.</summary>
-    private void Pump(List<long> completed)
+    private void Pump(List<CompletedSubBatch> completed)
     {
         while (true)
         {
@@ -410,8 +410,8 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, HybridSc
             // Every PACT of the sub-batch is done here: BatchComplete (the vote) goes to the coordinator.
             _lastCompletedBid = running.Bid;
             running.Completed = true;
-            _versions?.BatchCompleted(running.Bid);
-            completed.Add(running.Bid);
+            var (version, seq) = _versions?.BatchCompleted(running.Bid) ?? default;
+            completed.Add(new CompletedSubBatch(running.Bid, version, seq));
             _running = null;
             AdmitActs();
         }
@@ -438,13 +438,23 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, HybridSc
         return next is not null;
     }
 
-    private void Report(List<long> completed)
+    private void Report(List<CompletedSubBatch> completed)
     {
-        foreach (var bid in completed)
+        foreach (var done in completed)
         {
-            service.BatchComplete(bid, actor);
+            if (service.Log.Enabled)
+            {
+                _ = service.LogThenCompleteAsync(done.Bid, actor, done.Version, done.Seq);
+            }
+            else
+            {
+                service.BatchComplete(done.Bid, actor);
+            }
         }
     }
+
+    /// <summary>A sub-batch that completed here: its bid, and the version it left (null if it took no copy) with its seq.</summary>
+    private readonly record struct CompletedSubBatch(long Bid, object? Version, long Seq);
 
     private sealed class SubBatch(long bid, long prevBid, long[] tids)
     {

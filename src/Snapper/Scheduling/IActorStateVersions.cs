@@ -7,7 +7,8 @@ namespace Snapper.Scheduling;
 /// </summary>
 internal interface IActorStateVersions
 {
-    void BatchCompleted(long bid);
+    /// <summary>Keeps the version the batch left; returns it with its seq, or (null, 0) if the batch took no copy (it only read).</summary>
+    (object? Version, long Seq) BatchCompleted(long bid);
 
     void BatchCommitted(long bid);
 

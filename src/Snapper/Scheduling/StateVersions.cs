@@ -15,13 +15,14 @@ namespace Snapper.Scheduling;
 /// so when it installs its copy, <c>Committed</c> equals <c>Latest</c> and no version is left.</item>
 /// </list>
 /// </remarks>
-internal sealed class StateVersions<TState>(object gate, TState initial, Func<TState, TState> copy) : IActorStateVersions
+internal sealed class StateVersions<TState>(object gate, TState initial, Func<TState, TState> copy, long lastSeq = 0) : IActorStateVersions
     where TState : class
 {
     private readonly Dictionary<long, TState> _versions = new();
     private TState _committed = initial;
     private TState _latest = initial;
     private bool _latestShared = true;
+    private long _seq = lastSeq;
 
     public TState Committed
     {
@@ -70,13 +71,29 @@ internal sealed class StateVersions<TState>(object gate, TState initial, Func<TS
         }
     }
 
-    public void BatchCompleted(long bid)
+    /// <summary>
+    /// The next number in this actor's version order, for a log record. Versions are created in commit order
+    /// (batches in bid order; a writing ACT between the batches before and after it), so recovery takes the
+    /// committed record with the largest one. Continues above what recovery found.
+    /// </summary>
+    public long NextSeq()
     {
-        if (!_latestShared)
+        lock (gate)
         {
-            _versions[bid] = _latest;
-            _latestShared = true;
+            return ++_seq;
         }
+    }
+
+    public (object? Version, long Seq) BatchCompleted(long bid)
+    {
+        if (_latestShared)
+        {
+            return (null, 0);
+        }
+
+        _versions[bid] = _latest;
+        _latestShared = true;
+        return (_latest, ++_seq);
     }
 
     public void BatchCommitted(long bid)

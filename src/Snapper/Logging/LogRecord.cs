@@ -1,0 +1,98 @@
+using System.Buffers.Binary;
+using System.Text;
+
+namespace Snapper.Logging;
+
+/// <summary>What a log record is about: an ACT (id = tid) or a PACT batch (id = bid).</summary>
+internal enum LoggedTxnKind : byte
+{
+    Act = 1,
+    Batch = 2,
+}
+
+/// <summary>The kinds of write-ahead log records (thesis Fig. 3.7 and 3.8).</summary>
+internal enum LogRecordType : byte
+{
+    /// <summary>
+    /// An actor's new state, written before the actor votes: an ACT participant's Prepare, a PACT actor's
+    /// BatchComplete (or the first actor's state, logged with its CoordCommit). Counts only if the transaction
+    /// or batch committed.
+    /// </summary>
+    StateWritten = 1,
+
+    /// <summary>The decision: an ACT's CoordCommit, a batch's BatchCommit. Nothing else makes a transaction committed (presumed abort).</summary>
+    Committed = 2,
+}
+
+/// <summary>
+/// One record. <see cref="Seq"/> orders an actor's versions: it increases with every version an actor creates, so
+/// the committed record with the largest one is the actor's state.
+/// </summary>
+internal sealed record LogRecord(LogRecordType Type, LoggedTxnKind Kind, long Id, string? Actor = null, long Seq = 0, byte[]? State = null)
+{
+    public static LogRecord StateWritten(LoggedTxnKind kind, long id, GrainId actor, long seq, byte[] state) =>
+        new(LogRecordType.StateWritten, kind, id, actor.ToString(), seq, state);
+
+    public static LogRecord Committed(LoggedTxnKind kind, long id) => new(LogRecordType.Committed, kind, id);
+
+    /// <summary>The payload inside a frame: type, kind, id, then for a state its actor, seq and bytes.</summary>
+    public byte[] Encode()
+    {
+        var actor = Actor is null ? [] : Encoding.UTF8.GetBytes(Actor);
+        var length = 1 + 1 + 8 + (Type == LogRecordType.StateWritten ? 4 + actor.Length + 8 + 4 + State!.Length : 0);
+        var bytes = new byte[length];
+        var span = bytes.AsSpan();
+        span[0] = (byte)Type;
+        span[1] = (byte)Kind;
+        BinaryPrimitives.WriteInt64LittleEndian(span[2..], Id);
+        if (Type == LogRecordType.StateWritten)
+        {
+            var at = 10;
+            BinaryPrimitives.WriteInt32LittleEndian(span[at..], actor.Length);
+            actor.CopyTo(span[(at += 4)..]);
+            BinaryPrimitives.WriteInt64LittleEndian(span[(at += actor.Length)..], Seq);
+            BinaryPrimitives.WriteInt32LittleEndian(span[(at += 8)..], State!.Length);
+            State.CopyTo(span[(at + 4)..]);
+        }
+
+        return bytes;
+    }
+
+    /// <summary>Decodes a payload whose checksum matched; returns null if it does not parse (a bug or a foreign file).</summary>
+    public static LogRecord? Decode(ReadOnlySpan<byte> span)
+    {
+        if (span.Length < 10 || !Enum.IsDefined((LogRecordType)span[0]) || !Enum.IsDefined((LoggedTxnKind)span[1]))
+        {
+            return null;
+        }
+
+        var type = (LogRecordType)span[0];
+        var kind = (LoggedTxnKind)span[1];
+        var id = BinaryPrimitives.ReadInt64LittleEndian(span[2..]);
+        if (type == LogRecordType.Committed)
+        {
+            return span.Length == 10 ? new LogRecord(type, kind, id) : null;
+        }
+
+        var at = 10;
+        if (span.Length < at + 4)
+        {
+            return null;
+        }
+
+        var actorLength = BinaryPrimitives.ReadInt32LittleEndian(span[at..]);
+        if (actorLength < 0 || span.Length < at + 4 + actorLength + 12)
+        {
+            return null;
+        }
+
+        var actor = Encoding.UTF8.GetString(span.Slice(at + 4, actorLength));
+        at += 4 + actorLength;
+        var seq = BinaryPrimitives.ReadInt64LittleEndian(span[at..]);
+        var stateLength = BinaryPrimitives.ReadInt32LittleEndian(span[(at + 8)..]);
+        at += 12;
+        return stateLength >= 0 && span.Length == at + stateLength
+            ? new LogRecord(type, kind, id, actor, seq, span.Slice(at, stateLength).ToArray())
+            : null;
+    }
+}

@@ -1,0 +1,72 @@
+namespace Snapper.Logging;
+
+/// <summary>Reads the records of one segment file, cutting a torn tail and refusing any other damage.</summary>
+internal static class LogSegmentReader
+{
+    /// <summary>
+    /// Reads every record of <paramref name="path"/> in order. A bad frame that reaches the end of the last segment
+    /// is what a crash during a write leaves behind: it is cut off (the file is truncated) and reading ends there.
+    /// Anywhere else a bad frame is damage the log cannot explain, and reading stops with
+    /// <see cref="LogCorruptedException"/> naming the file and offset, so that no wrong state is loaded.
+    /// </summary>
+    public static IEnumerable<LogRecord> Read(string path, bool isLastSegment)
+    {
+        var bytes = File.ReadAllBytes(path);
+        var offset = 0;
+        while (offset < bytes.Length)
+        {
+            var problem = NextFrame(bytes, offset, out var record, out var frameEnd);
+            if (problem is not null)
+            {
+                if (isLastSegment && frameEnd >= bytes.Length)
+                {
+                    using (var file = new FileStream(path, FileMode.Open, FileAccess.Write))
+                    {
+                        file.SetLength(offset);
+                        file.Flush(flushToDisk: true);
+                    }
+
+                    yield break;
+                }
+
+                throw new LogCorruptedException(path, offset, problem);
+            }
+
+            yield return record!;
+            offset = (int)frameEnd;
+        }
+    }
+
+    private static string? NextFrame(byte[] bytes, int offset, out LogRecord? record, out long frameEnd)
+    {
+        record = null;
+        if (bytes.Length - offset < LogFrame.HeaderSize)
+        {
+            frameEnd = long.MaxValue;
+            return "the frame header is cut short";
+        }
+
+        var header = bytes.AsSpan(offset, LogFrame.HeaderSize);
+        var length = LogFrame.PayloadLength(header);
+        if (length < 0)
+        {
+            frameEnd = long.MaxValue;
+            return "the frame header holds an impossible length";
+        }
+
+        frameEnd = (long)offset + LogFrame.SizeOf(length);
+        if (frameEnd > bytes.Length)
+        {
+            return "the frame is cut short";
+        }
+
+        var payload = bytes.AsSpan(offset + LogFrame.HeaderSize, length);
+        if (!LogFrame.ChecksumMatches(header, payload))
+        {
+            return "the checksum does not match";
+        }
+
+        record = LogRecord.Decode(payload);
+        return record is null ? "the record does not parse" : null;
+    }
+}

@@ -1,0 +1,124 @@
+using System.Threading.Channels;
+using Microsoft.Extensions.Logging;
+using Snapper.Diagnostics;
+
+namespace Snapper.Logging;
+
+/// <summary>
+/// One logger (thesis §3.3.1.1): an append-only series of segment files in its own folder, written by one loop.
+/// Group commit: every append that arrives while a write is under way joins the next one, so concurrent appends
+/// share one write and one fsync. An append completes only after its records are on disk (after the fsync, unless
+/// fsync is off for an experiment).
+/// </summary>
+/// <remarks>
+/// Invariants: records of one append are written together and in order, appends in the order they were queued;
+/// a segment is only ever appended to, and a new one is started when it passes the segment size or the logger
+/// opens (so a recovered segment is never written again).
+/// </remarks>
+internal sealed class Logger : IAsyncDisposable
+{
+    private readonly Channel<PendingAppend> _queue = Channel.CreateUnbounded<PendingAppend>(new UnboundedChannelOptions { SingleReader = true });
+    private readonly string _folder;
+    private readonly bool _fsync;
+    private readonly long _segmentBytes;
+    private readonly SnapperMetrics _metrics;
+    private readonly ILogger _logger;
+    private readonly Task _writer;
+    private FileStream _segment;
+    private long _segmentNumber;
+
+    public Logger(string folder, long nextSegmentNumber, bool fsync, long segmentBytes, SnapperMetrics metrics, ILogger logger)
+    {
+        _folder = folder;
+        _fsync = fsync;
+        _segmentBytes = segmentBytes;
+        _metrics = metrics;
+        _logger = logger;
+        _segmentNumber = nextSegmentNumber;
+        _segment = OpenSegment(_segmentNumber);
+        _writer = Task.Run(WriteLoopAsync);
+    }
+
+    /// <summary>Segment files of a logger folder, oldest first.</summary>
+    public static string[] Segments(string folder) =>
+        Directory.Exists(folder) ? [.. Directory.GetFiles(folder, "*.wal").Order(StringComparer.Ordinal)] : [];
+
+    public static long NumberOf(string segmentPath) => long.Parse(Path.GetFileNameWithoutExtension(segmentPath));
+
+    /// <summary>Appends the records; completes when they are durable.</summary>
+    public Task AppendAsync(params LogRecord[] records)
+    {
+        var append = new PendingAppend(records.Select(r => r.Encode()).ToArray());
+        if (!_queue.Writer.TryWrite(append))
+        {
+            throw new ObjectDisposedException(nameof(Logger), "The write-ahead log is closed.");
+        }
+
+        return append.Durable.Task;
+    }
+
+    public async ValueTask DisposeAsync()
+    {
+        _queue.Writer.TryComplete();
+        await _writer;
+        await _segment.DisposeAsync();
+    }
+
+    private FileStream OpenSegment(long number) =>
+        new(Path.Combine(_folder, $"{number:D12}.wal"), FileMode.CreateNew, FileAccess.Write, FileShare.Read, bufferSize: 1 << 16);
+
+    private async Task WriteLoopAsync()
+    {
+        var group = new List<PendingAppend>();
+        while (await _queue.Reader.WaitToReadAsync())
+        {
+            group.Clear();
+            while (_queue.Reader.TryRead(out var append))
+            {
+                group.Add(append);
+            }
+
+            try
+            {
+                var bytes = 0L;
+                foreach (var append in group)
+                {
+                    foreach (var payload in append.Payloads)
+                    {
+                        LogFrame.Write(_segment, payload);
+                        bytes += LogFrame.SizeOf(payload.Length);
+                    }
+                }
+
+                _segment.Flush(flushToDisk: _fsync);
+                _metrics.LogFlushed(bytes, _fsync);
+                foreach (var append in group)
+                {
+                    append.Durable.TrySetResult();
+                }
+
+                if (_segment.Length >= _segmentBytes)
+                {
+                    await _segment.DisposeAsync();
+                    _segment = OpenSegment(++_segmentNumber);
+                }
+            }
+            catch (Exception exception)
+            {
+                // The disk failed under us: nothing in this group may be treated as durable.
+                _logger.LogError(exception, "Write-ahead log write failed in {Folder}", _folder);
+                foreach (var append in group)
+                {
+                    append.Durable.TrySetException(exception);
+                }
+            }
+        }
+    }
+
+    private sealed class PendingAppend(byte[][] payloads)
+    {
+        public byte[][] Payloads { get; } = payloads;
+
+        public TaskCompletionSource Durable { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    }
+}

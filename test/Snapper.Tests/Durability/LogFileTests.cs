@@ -1,0 +1,91 @@
+using Microsoft.Extensions.Logging.Abstractions;
+using Snapper.Diagnostics;
+using Snapper.Logging;
+using Xunit;
+
+namespace Snapper.Tests.Durability;
+
+/// <summary>Segment files on their own: group commit writes, read back, a torn tail is cut, other damage is refused.</summary>
+public sealed class LogFileTests : IDisposable
+{
+    private readonly string _folder = Directory.CreateTempSubdirectory("snapper-log-").FullName;
+
+    public void Dispose() => Directory.Delete(_folder, recursive: true);
+
+    private static readonly GrainId Actor = GrainId.Create("account", "7");
+
+    private async Task<string> WriteSegment(int records)
+    {
+        await using (var logger = new Logger(_folder, 0, fsync: true, segmentBytes: 1 << 20, new SnapperMetrics(), NullLogger.Instance))
+        {
+            // Concurrent appends: group commit may merge them, but each keeps its records together and in order.
+            await Task.WhenAll(Enumerable.Range(0, records).Select(i => logger.AppendAsync(
+                LogRecord.StateWritten(LoggedTxnKind.Act, i, Actor, i, [(byte)i, 1, 2, 3]),
+                LogRecord.Committed(LoggedTxnKind.Act, i))));
+        }
+
+        return Assert.Single(Logger.Segments(_folder));
+    }
+
+    [Fact]
+    public async Task Appended_records_read_back_whole_and_in_append_order()
+    {
+        var segment = await WriteSegment(200);
+
+        var records = LogSegmentReader.Read(segment, isLastSegment: true).ToList();
+
+        Assert.Equal(400, records.Count);
+        for (var i = 0; i < records.Count; i += 2)
+        {
+            Assert.Equal(LogRecordType.StateWritten, records[i].Type);
+            Assert.Equal(Actor.ToString(), records[i].Actor);
+            Assert.Equal(records[i].Id, records[i + 1].Id);
+            Assert.Equal(LogRecordType.Committed, records[i + 1].Type);
+        }
+    }
+
+    [Fact]
+    public async Task A_torn_tail_in_the_last_segment_is_cut_and_the_rest_is_kept()
+    {
+        var segment = await WriteSegment(10);
+        var whole = new FileInfo(segment).Length;
+        using (var file = new FileStream(segment, FileMode.Open))
+        {
+            file.SetLength(whole - 3); // the last frame loses its end, as in a crash during the write
+        }
+
+        var records = LogSegmentReader.Read(segment, isLastSegment: true).ToList();
+
+        Assert.Equal(19, records.Count);
+        Assert.True(new FileInfo(segment).Length < whole - 3, "the torn frame was not cut off");
+        Assert.Equal(19, LogSegmentReader.Read(segment, isLastSegment: true).Count());
+    }
+
+    [Fact]
+    public async Task A_damaged_frame_inside_the_log_stops_recovery_with_the_file_and_offset()
+    {
+        var segment = await WriteSegment(10);
+        var bytes = await File.ReadAllBytesAsync(segment);
+        var second = LogFrame.SizeOf(LogRecord.StateWritten(LoggedTxnKind.Act, 0, Actor, 0, [0, 1, 2, 3]).Encode().Length);
+        bytes[second + LogFrame.HeaderSize + 3] ^= 0xFF; // one flipped byte in the second record's payload
+        await File.WriteAllBytesAsync(segment, bytes);
+
+        var damage = Assert.Throws<LogCorruptedException>(() => LogSegmentReader.Read(segment, isLastSegment: true).ToList());
+
+        Assert.Equal(segment, damage.Path);
+        Assert.Equal(second, damage.Offset);
+        Assert.Contains("checksum", damage.Message);
+    }
+
+    [Fact]
+    public async Task The_same_damage_at_the_end_of_an_older_segment_is_not_mistaken_for_a_torn_tail()
+    {
+        var segment = await WriteSegment(10);
+        using (var file = new FileStream(segment, FileMode.Open))
+        {
+            file.SetLength(file.Length - 3);
+        }
+
+        Assert.Throws<LogCorruptedException>(() => LogSegmentReader.Read(segment, isLastSegment: false).ToList());
+    }
+}

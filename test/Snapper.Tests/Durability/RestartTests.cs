@@ -1,0 +1,82 @@
+using Orleans.TestingHost;
+using Snapper.Tests.Actors;
+using Xunit;
+
+namespace Snapper.Tests.Durability;
+
+/// <summary>
+/// The write-ahead log through the public API: a silo stopped and started again on the same data folder brings
+/// back every committed ACT and PACT and nothing of an aborted one.
+/// </summary>
+public sealed class RestartTests : IDisposable
+{
+    private readonly string _folder = Path.Combine(Path.GetTempPath(), "snapper-tests", Guid.NewGuid().ToString("N"));
+
+    public void Dispose()
+    {
+        if (Directory.Exists(_folder))
+        {
+            Directory.Delete(_folder, recursive: true);
+        }
+    }
+
+    private Task<InProcessTestCluster> StartAsync() => ClusterFixture.StartAsync(o => o.DataFolder = _folder);
+
+    private static IBankAccount Account(IGrainFactory grains, long id) => grains.GetGrain<IBankAccount>(id);
+
+    private static ActorAccessInfo Declare(IGrainFactory grains, params long[] ids) =>
+        ActorAccessInfo.Of([.. ids.Select(id => (IAddressable)Account(grains, id))]);
+
+    [Fact]
+    public async Task Committed_acts_and_pacts_survive_a_restart_and_aborted_ones_leave_nothing()
+    {
+        long[] ids = [1, 2, 3, 4];
+        AccountState[] before;
+        await using (var cluster = await StartAsync())
+        {
+            var grains = cluster.Client;
+            foreach (var id in ids)
+            {
+                await Account(grains, id).StartTxn(Account(grains, id).Reset, 100m);
+            }
+
+            await Account(grains, 1).StartTxn(Account(grains, 1).Transfer, new Transfer(11, 2, 30m));                      // ACT
+            await Account(grains, 2).StartTxn(Account(grains, 2).Transfer, new Transfer(12, 3, 50m), Declare(grains, 2, 3)); // PACT
+            await Account(grains, 3).StartTxn(Account(grains, 3).MultiTransfer, new MultiTransfer(13, [1, 4], 10m), Declare(grains, 3, 1, 4));
+            await Assert.ThrowsAsync<TransactionAbortedException>(() =>                                                        // aborted ACT
+                Account(grains, 4).StartTxn(Account(grains, 4).Transfer, new Transfer(14, 1, 1_000m)));
+            await Assert.ThrowsAsync<TransactionAbortedException>(() =>                                                        // aborted PACT
+                Account(grains, 1).StartTxn(Account(grains, 1).Transfer, new Transfer(15, 2, 1_000m), Declare(grains, 1, 2)));
+            before = await Account(grains, 1).StartTxn(Account(grains, 1).ReadAll, ids);
+        }
+
+        Assert.Equal([80m, 80m, 130m, 110m], before.Select(s => s.Balance));
+        await using (var restarted = await StartAsync())
+        {
+            var after = await Account(restarted.Client, 1).StartTxn(Account(restarted.Client, 1).ReadAll, ids);
+
+            Assert.Equal(before.Select(s => s.Balance), after.Select(s => s.Balance));
+            Assert.Equal(before.Select(s => string.Join(",", s.Applied)), after.Select(s => string.Join(",", s.Applied)));
+
+            // And the recovered silo keeps working on the recovered state.
+            await Account(restarted.Client, 4).StartTxn(Account(restarted.Client, 4).Transfer, new Transfer(16, 1, 10m), Declare(restarted.Client, 4, 1));
+            var moved = await Account(restarted.Client, 1).StartTxn(Account(restarted.Client, 1).ReadAll, new long[] { 1, 4 });
+            Assert.Equal([90m, 100m], moved.Select(s => s.Balance));
+        }
+    }
+
+    [Fact]
+    public async Task A_second_silo_on_the_same_data_folder_is_refused()
+    {
+        await using var first = await StartAsync();
+
+        var refused = await Assert.ThrowsAnyAsync<Exception>(StartAsync);
+
+        Assert.Contains("in use by another silo", Flatten(refused));
+    }
+
+    private static string Flatten(Exception exception) =>
+        exception is AggregateException aggregate
+            ? string.Join(" | ", aggregate.Flatten().InnerExceptions.Select(Flatten))
+            : exception.Message + (exception.InnerException is { } inner ? " | " + Flatten(inner) : "");
+}
