@@ -266,7 +266,7 @@ internal sealed class PactService : IDisposable
                 : new TransactionAbortedException(tid, AbortReason.CascadingAbort, $"transaction {reason.Tid} of batch {failed.Bid} failed ({reason.Reason}); batch {bid} was not committed yet.");
             foreach (var actor in batches.SelectMany(b => b.Participants).Distinct())
             {
-                ScheduleOf(actor).AbortAll(ReasonFor);
+                ScheduleOf(actor).AbortAfter(keptUpTo, ReasonFor);
             }
 
             foreach (var batch in batches)

@@ -190,35 +190,39 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, HybridSc
         Report(completed);
     }
 
-    /// <summary>Cascading abort: every uncommitted batch here is dropped, with the state it produced.</summary>
-    public void AbortAll(Func<long, long, TransactionAbortedException> reasonFor)
+    /// <summary>
+    /// Cascading abort: every batch here after <paramref name="keptUpTo"/> is dropped, with the state it produced. Batches
+    /// up to it are uncommitted only because their commit record is being written; they stay and commit.
+    /// </summary>
+    public void AbortAfter(long keptUpTo, Func<long, long, TransactionAbortedException> reasonFor)
     {
         lock (Gate)
         {
-            foreach (var batch in _batches.Values)
+            foreach (var batch in _batches.Values.Where(b => b.Bid > keptUpTo).ToArray())
             {
                 foreach (var tid in batch.Tids)
                 {
-                    if (_pacts.TryGetValue(tid, out var slot))
+                    if (_pacts.Remove(tid, out var slot))
                     {
                         slot.Turn?.TrySetException(reasonFor(batch.Bid, tid));
                     }
                 }
+
+                _batches.Remove(batch.Bid);
             }
 
-            _batches.Clear();
-            _pacts.Clear();
+            // Kept batches (their commit record is being written) completed everywhere, so none of them runs.
             _running = null;
-            _versions?.Reset();
+            _versions?.DropAfter(keptUpTo);
 
-            // ACTs waiting for a dropped batch now follow the last committed one. ACTs already inside keep the
-            // dropped bid: they read its state, and their commit waits for that batch, so they abort too.
-            _actPosition = _lastCommittedBid;
+            // ACTs waiting for a dropped batch now follow the last batch left. ACTs already inside keep the dropped
+            // bid: they read its state, and their commit waits for that batch, so they abort too.
+            _actPosition = _batches.Count > 0 ? _batches.Keys.Max() : _lastCommittedBid;
             foreach (var entry in _acts.Values)
             {
                 if (!entry.Inside)
                 {
-                    entry.After = Math.Min(entry.After, _lastCommittedBid);
+                    entry.After = Math.Min(entry.After, _actPosition);
                 }
             }
 

@@ -12,5 +12,6 @@ internal interface IActorStateVersions
 
     void BatchCommitted(long bid);
 
-    void Reset();
+    /// <summary>Drops the versions of batches after <paramref name="keptUpTo"/>; the latest state is the newest one left.</summary>
+    void DropAfter(long keptUpTo);
 }

@@ -104,10 +104,14 @@ internal sealed class StateVersions<TState>(object gate, TState initial, Func<TS
         }
     }
 
-    public void Reset()
+    public void DropAfter(long keptUpTo)
     {
-        _versions.Clear();
-        _latest = _committed;
+        foreach (var bid in _versions.Keys.Where(bid => bid > keptUpTo).ToArray())
+        {
+            _versions.Remove(bid);
+        }
+
+        _latest = _versions.Count > 0 ? _versions[_versions.Keys.Max()] : _committed;
         _latestShared = true;
     }
 }
