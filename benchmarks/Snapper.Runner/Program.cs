@@ -37,13 +37,21 @@ var outOption = new Option<string?>("--out") { Description = "Output folder for 
 var dataOption = new Option<string>("--data") { Description = "Data folder (logs, default results)", DefaultValueFactory = _ => "data" };
 var clusterOption = new Option<int?>("--cluster") { Description = "Drive a running cluster through the gateway on this localhost port instead of an embedded silo" };
 var replotOption = new Option<string?>("--replot") { Description = "Redraw the charts of an existing results.csv (next to it) and exit; runs nothing" };
+var loggingOption = new Option<string>("--logging")
+{
+    Description = "Durability of the embedded silo; a comma-separated list compares settings, each on a fresh silo: " +
+        "fsync (Snapper's log and Orleans Transactions' storage on disk, fsynced, with checkpoints), fsync-nockpt (no checkpoints), " +
+        "nofsync (written but not fsynced: experiments only), off (everything in memory)",
+    DefaultValueFactory = _ => "fsync",
+};
+var checkpointOption = new Option<double>("--checkpoint-seconds") { Description = "Checkpoint interval of the settings with checkpoints", DefaultValueFactory = _ => 60 };
 var seedOption = new Option<int>("--seed") { Description = "Seed of the client loops", DefaultValueFactory = _ => 1 };
 
 var root = new RootCommand("Snapper experiment runner: one workload, several execution modes side by side, CSV and charts.")
 {
     workloadOption, modesOption, actorsOption, txnSizeOption, zipfOption, hotOption, pactPercentOption, warehousesOption, orderPartitionsOption,
     itemsOption, pipelineOption, epochsOption,
-    warmupOption, epochSecondsOption, quickOption, outOption, dataOption, clusterOption, seedOption, replotOption,
+    warmupOption, epochSecondsOption, quickOption, outOption, dataOption, clusterOption, loggingOption, checkpointOption, seedOption, replotOption,
 };
 
 root.SetAction(async (parse, cancellationToken) =>
@@ -96,37 +104,65 @@ root.SetAction(async (parse, cancellationToken) =>
         ?? Path.Combine(dataDirectory, "results", $"{workloadName}-{DateTime.UtcNow:yyyyMMdd-HHmmss}"));
     Directory.CreateDirectory(outDirectory);
 
-    using var host = RunnerHost.Create([], dataDirectory, parse.GetValue(clusterOption));
-    await host.StartAsync(cancellationToken);
-    var grains = host.Services.GetRequiredService<IGrainFactory>();
-    var logger = host.Services.GetRequiredService<ILogger<ExperimentRunner>>();
-    var runner = new ExperimentRunner(grains, settings, logger);
+    RunnerHost.ConfigureLogging(dataDirectory);
+    var cluster = parse.GetValue(clusterOption);
+    var durabilities = cluster is null
+        ? Durabilities(parse.GetValue(loggingOption)!, Path.Combine(dataDirectory, "wal"), TimeSpan.FromSeconds(parse.GetValue(checkpointOption)))
+        : [BenchmarkDurability.InMemory with { Name = "cluster" }]; // the cluster's silos decide
     var results = new List<RunResult>();
     var csv = Path.Combine(outDirectory, "results.csv");
-    Console.WriteLine($"Snapper runner: {workloadName}, modes {string.Join(", ", modes)}, {points.Count} point(s), " +
+    Console.WriteLine($"Snapper runner: {workloadName}, modes {string.Join(", ", modes)}, {points.Count} point(s), logging {string.Join(", ", durabilities.Select(d => d.Name))}, " +
         $"{settings.Epochs} x {settings.EpochLength.TotalSeconds:0.#} s epochs ({settings.WarmupEpochs} warm-up), output {outDirectory}");
 
-    foreach (var point in points)
+    foreach (var durability in durabilities)
     {
-        foreach (var mode in modes)
+        if (durability.DataFolder is { } fresh && Directory.Exists(fresh))
         {
-            if (!point.Modes.Contains(mode))
+            Directory.Delete(fresh, recursive: true);
+        }
+
+        if (durability is { DataFolder: not null, Fsync: false })
+        {
+            Console.WriteLine($"WARNING: log={durability.Name} does not fsync: a crash can lose acknowledged transactions. Experiments only.");
+        }
+
+        using (var host = RunnerHost.Create([], cluster, durability))
+        {
+            await host.StartAsync(cancellationToken);
+            var grains = host.Services.GetRequiredService<IGrainFactory>();
+            var runner = new ExperimentRunner(grains, settings, host.Services.GetRequiredService<ILogger<ExperimentRunner>>());
+            foreach (var point in points)
             {
-                throw new ArgumentException($"{point.Name} has no {mode} mode.");
+                foreach (var mode in modes)
+                {
+                    if (!point.Modes.Contains(mode))
+                    {
+                        throw new ArgumentException($"{point.Name} has no {mode} mode.");
+                    }
+
+                    Console.WriteLine($"Preparing {point.Name} for {mode} (log={durability.Name}) ...");
+                    await point.PrepareAsync(grains, mode, cancellationToken);
+                    foreach (var pipeline in settings.Pipelines.GetValueOrDefault(mode) ?? RunSettings.DefaultPipelines[mode])
+                    {
+                        var result = await runner.RunAsync(point, mode, pipeline, new SyncProgress(Console.WriteLine), cancellationToken);
+                        var problem = await point.CheckConsistencyAsync(grains, mode, cancellationToken);
+                        result = result with { Parameters = [new("log", durability.Name), .. result.Parameters], ConsistencyError = problem };
+                        Console.WriteLine($"  -> {result.CommittedPerSecond:N0} txn/s, p50 {result.P50Ms:F2} ms, p99 {result.P99Ms:F2} ms, " +
+                            $"aborts {result.AbortRate:P1}, log {result.LogBytesPerTxn:N0} B and {result.FsyncsPerTxn:F3} fsyncs per txn, consistency {problem ?? "ok"}");
+                        results.Add(result);
+                        CsvOutput.Write(csv, results);
+                    }
+                }
             }
 
-            Console.WriteLine($"Preparing {point.Name} for {mode} ...");
-            await point.PrepareAsync(grains, mode, cancellationToken);
-            foreach (var pipeline in settings.Pipelines.GetValueOrDefault(mode) ?? RunSettings.DefaultPipelines[mode])
-            {
-                var result = await runner.RunAsync(point, mode, pipeline, new SyncProgress(Console.WriteLine), cancellationToken);
-                var problem = await point.CheckConsistencyAsync(grains, mode, cancellationToken);
-                result = result with { ConsistencyError = problem };
-                Console.WriteLine($"  -> {result.CommittedPerSecond:N0} txn/s, p50 {result.P50Ms:F2} ms, p99 {result.P99Ms:F2} ms, " +
-                    $"aborts {result.AbortRate:P1}, consistency {problem ?? "ok"}");
-                results.Add(result);
-                CsvOutput.Write(csv, results);
-            }
+            await host.StopAsync(CancellationToken.None);
+        }
+
+        if (durability.DataFolder is { } folder)
+        {
+            var restart = await RestartReport.MeasureAsync(durability, folder, cancellationToken);
+            Console.WriteLine(restart.Text);
+            File.AppendAllText(Path.Combine(outDirectory, "restart.txt"), restart.Text + Environment.NewLine);
         }
     }
 
@@ -138,7 +174,6 @@ root.SetAction(async (parse, cancellationToken) =>
         Console.WriteLine($"Wrote {chart}");
     }
 
-    await host.StopAsync(CancellationToken.None);
     await Log.CloseAndFlushAsync();
     return results.All(r => r.ConsistencyError is null && r.Committed > 0) ? 0 : 1;
 });
@@ -154,6 +189,16 @@ static IReadOnlyList<IWorkload> TpccPoints(int[] warehouses, int[] orderPartitio
     (from w in warehouses
      from partitions in orderPartitions
      select (IWorkload)new TpccWorkload(new TpccSettings(w, partitions, items))).ToArray();
+
+static IReadOnlyList<BenchmarkDurability> Durabilities(string list, string walFolder, TimeSpan checkpointInterval) =>
+    list.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).Select(name => name.ToLowerInvariant() switch
+    {
+        "off" => BenchmarkDurability.InMemory,
+        "fsync" => new BenchmarkDurability(name, Path.Combine(walFolder, name), Fsync: true, checkpointInterval),
+        "fsync-nockpt" => new BenchmarkDurability(name, Path.Combine(walFolder, name), Fsync: true, TimeSpan.Zero),
+        "nofsync" => new BenchmarkDurability(name, Path.Combine(walFolder, name), Fsync: false, checkpointInterval),
+        _ => throw new ArgumentException($"Unknown --logging '{name}'; use fsync, fsync-nockpt, nofsync or off."),
+    }).ToArray();
 
 static int[] Ints(string list) => list.Split(',', StringSplitOptions.RemoveEmptyEntries).Select(v => int.Parse(v, CultureInfo.InvariantCulture)).ToArray();
 

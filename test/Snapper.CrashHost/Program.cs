@@ -19,6 +19,9 @@ builder.UseOrleans(silo => silo
         o.DataFolder = args[0];
         o.Loggers = 2;
         o.Coordinators = 4;
+
+        // Far more often than in production, so that kills also land during checkpoints and segment deletion.
+        o.CheckpointInterval = TimeSpan.FromMilliseconds(150);
     }));
 using var host = builder.Build();
 await host.StartAsync();

@@ -46,11 +46,13 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
 
         var measuredTime = TimeSpan.Zero;
         using var batches = new PactBatchStats();
+        using var log = new LogStats();
         for (var e = 0; e < settings.Epochs; e++)
         {
             if (e == settings.WarmupEpochs)
             {
                 batches.Record();
+                log.Record();
             }
 
             var clock = Stopwatch.StartNew();
@@ -70,6 +72,8 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
                 $"{committed / elapsed.TotalSeconds,10:N0} txn/s | aborts {Rate(aborted, committed),6:P1}");
         }
 
+        var committedMeasured = recorders.Sum(r => Enumerable.Range(settings.WarmupEpochs, settings.MeasuredEpochs).Sum(r.CommittedIn));
+        var (logBytes, fsyncs) = log.PerTransaction(committedMeasured);
         if (batches.Summary() is { } batchSummary)
         {
             progress.Report($"{label} | {batchSummary}");
@@ -81,7 +85,7 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
             logger.LogWarning("{Label}: transactions still in flight {Bound} after the last epoch", label, DrainBound);
         }
 
-        return Summarize(workload, mode, pipeline, recorders, measuredTime);
+        return Summarize(workload, mode, pipeline, recorders, measuredTime) with { LogBytesPerTxn = logBytes, FsyncsPerTxn = fsyncs };
     }
 
     private RunResult Summarize(IWorkload workload, BenchmarkMode mode, int pipeline, LoopRecorder[] recorders, TimeSpan measuredTime)

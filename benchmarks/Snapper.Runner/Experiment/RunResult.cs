@@ -15,7 +15,9 @@ public sealed record RunResult(
     double P90Ms,
     double P99Ms,
     IReadOnlyDictionary<string, long> AbortsByReason,
-    string? ConsistencyError)
+    string? ConsistencyError,
+    double LogBytesPerTxn = double.NaN,
+    double FsyncsPerTxn = double.NaN)
 {
     public double AbortRate => Committed + Aborted == 0 ? 0 : (double)Aborted / (Committed + Aborted);
 

@@ -13,7 +13,8 @@ namespace Snapper.Runner.Hosting;
 /// </summary>
 public static class RunnerHost
 {
-    public static IHost Create(string[] args, string dataDirectory, int? clusterGatewayPort)
+    /// <summary>Sends the runner's logs to the console (warnings) and to <c>logs/</c> under the data folder; call once.</summary>
+    public static void ConfigureLogging(string dataDirectory)
     {
         var logDirectory = Path.Combine(dataDirectory, "logs");
         Directory.CreateDirectory(logDirectory);
@@ -24,7 +25,11 @@ public static class RunnerHost
             .WriteTo.Console(restrictedToMinimumLevel: LogEventLevel.Warning)
             .WriteTo.File(Path.Combine(logDirectory, "runner-.log"), rollingInterval: RollingInterval.Day)
             .CreateLogger();
+    }
 
+    /// <summary>A host with an embedded silo of the given durability, or a client of the cluster at the gateway port.</summary>
+    public static IHost Create(string[] args, int? clusterGatewayPort, BenchmarkDurability durability)
+    {
         var builder = Host.CreateApplicationBuilder(args);
         builder.Services.AddSerilog();
         if (clusterGatewayPort is { } port)
@@ -38,7 +43,7 @@ public static class RunnerHost
         {
             builder.UseOrleans(silo => silo
                 .UseLocalhostClustering()
-                .ConfigureBenchmarks(builder.Configuration));
+                .ConfigureBenchmarks(builder.Configuration, durability));
         }
 
         return builder.Build();

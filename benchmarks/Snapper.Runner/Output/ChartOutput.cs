@@ -18,23 +18,26 @@ public static class ChartOutput
             .Select(g => g.MaxBy(r => r.CommittedPerSecond)!)
             .ToArray();
         var (axisName, xOf) = SweptAxis(best);
-        var modes = best.Select(r => r.Mode).Distinct().ToArray();
+        // One line per mode, or per (mode, logging) when the run compared logging settings.
+        var byLogging = best.Select(r => Value(r, "log")).Distinct().Count() > 1;
+        string SeriesOf(RunResult r) => byLogging ? $"{r.Mode} log={Value(r, "log")}" : r.Mode.ToString();
+        var series = best.Select(SeriesOf).Distinct().ToArray();
         var xs = best.Select(xOf).Distinct().Order().ToArray();
         var written = new List<string>();
 
         var throughput = new Plot();
-        foreach (var mode in modes)
+        foreach (var name in series)
         {
-            var points = best.Where(r => r.Mode == mode).OrderBy(xOf).ToArray();
+            var points = best.Where(r => SeriesOf(r) == name).OrderBy(xOf).ToArray();
             var line = throughput.Add.Scatter(points.Select(xOf).ToArray(), points.Select(r => Math.Log10(Math.Max(r.CommittedPerSecond, 1))).ToArray());
-            line.LegendText = mode.ToString();
+            line.LegendText = name;
             line.MarkerSize = 8;
             line.LineWidth = 2;
             foreach (var r in points)
             {
                 // Log-scale axes label only decades; the value itself is what a reader compares.
                 Label(throughput, r.CommittedPerSecond.ToString("N0", CultureInfo.InvariantCulture), xOf(r), Math.Log10(Math.Max(r.CommittedPerSecond, 1)), line.Color,
-                    above: Array.IndexOf(modes, mode) % 2 == 0);
+                    above: Array.IndexOf(series, name) % 2 == 0);
             }
         }
 
@@ -48,15 +51,15 @@ public static class ChartOutput
         written.Add(Save(throughput, directory, $"{workload}-throughput.png"));
 
         var latency = new Plot();
-        foreach (var mode in modes)
+        foreach (var name in series)
         {
-            var points = best.Where(r => r.Mode == mode).OrderBy(xOf).ToArray();
+            var points = best.Where(r => SeriesOf(r) == name).OrderBy(xOf).ToArray();
             var pointXs = points.Select(xOf).ToArray();
             var p50 = latency.Add.Scatter(pointXs, points.Select(r => r.P50Ms).ToArray());
-            p50.LegendText = $"{mode} p50";
+            p50.LegendText = $"{name} p50";
             p50.MarkerSize = 7;
             var p99 = latency.Add.Scatter(pointXs, points.Select(r => r.P99Ms).ToArray());
-            p99.LegendText = $"{mode} p99";
+            p99.LegendText = $"{name} p99";
             p99.Color = p50.Color;
             p99.LinePattern = LinePattern.Dashed;
             p99.MarkerSize = 7;
@@ -70,7 +73,8 @@ public static class ChartOutput
     /// <summary>The parameter that varies across the results, or the mode index when only one point ran.</summary>
     private static (string Name, Func<RunResult, double> X) SweptAxis(IReadOnlyList<RunResult> results)
     {
-        var keys = results.SelectMany(r => r.Parameters.Select(p => p.Key)).Distinct();
+        // Only numeric parameters can be an axis (the logging setting, for one, is a series instead).
+        var keys = results.SelectMany(r => r.Parameters.Where(p => double.TryParse(p.Value, CultureInfo.InvariantCulture, out _)).Select(p => p.Key)).Distinct();
         foreach (var key in keys)
         {
             var values = results.Select(r => Value(r, key)).Distinct().Count();
@@ -80,7 +84,7 @@ public static class ChartOutput
             }
         }
 
-        var first = results.Count > 0 ? results[0].Parameters.FirstOrDefault() : default;
+        var first = results.Count > 0 ? results[0].Parameters.FirstOrDefault(p => double.TryParse(p.Value, CultureInfo.InvariantCulture, out _)) : default;
         return first.Key is null ? ("point", _ => 0) : (first.Key, r => double.Parse(Value(r, first.Key), CultureInfo.InvariantCulture));
     }
 

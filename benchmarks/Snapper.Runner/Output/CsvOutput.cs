@@ -7,11 +7,12 @@ namespace Snapper.Runner.Output;
 /// <summary>
 /// Results as CSV, one row per (workload, mode, parameter point). The first eight columns are fixed:
 /// <c>workload,mode,params,committed_per_s,p50_ms,p90_ms,p99_ms,abort_rate</c>; then the aborts by reason
-/// (<c>reason=count;...</c>), the committed count and the consistency check.
+/// (<c>reason=count;...</c>), the committed count, write-ahead log bytes and fsyncs per committed transaction
+/// (empty without a log) and the consistency check. Files from before the log columns still read back.
 /// </summary>
 public static class CsvOutput
 {
-    public const string Header = "workload,mode,params,committed_per_s,p50_ms,p90_ms,p99_ms,abort_rate,aborts_by_reason,committed,consistency";
+    public const string Header = "workload,mode,params,committed_per_s,p50_ms,p90_ms,p99_ms,abort_rate,aborts_by_reason,committed,log_bytes_per_txn,fsyncs_per_txn,consistency";
 
     public static void Write(string path, IEnumerable<RunResult> results)
     {
@@ -29,6 +30,8 @@ public static class CsvOutput
                 F(r.AbortRate, "F4"),
                 string.Join(';', r.AbortsByReason.Select(a => $"{a.Key}={a.Value}")),
                 r.Committed.ToString(CultureInfo.InvariantCulture),
+                double.IsNaN(r.LogBytesPerTxn) ? "" : F(r.LogBytesPerTxn, "F1"),
+                double.IsNaN(r.FsyncsPerTxn) ? "" : F(r.FsyncsPerTxn, "F4"),
                 r.ConsistencyError is null ? "ok" : Quote(r.ConsistencyError)));
         }
 
@@ -39,10 +42,13 @@ public static class CsvOutput
     /// Reads back a file written by <see cref="Write"/>, for redrawing charts without rerunning. The aborted count
     /// is recovered from the reasons; a failed consistency check is kept as its text.
     /// </summary>
-    public static IReadOnlyList<RunResult> Read(string path) =>
-        File.ReadLines(path).Skip(1).Where(line => line.Length > 0).Select(line =>
+    public static IReadOnlyList<RunResult> Read(string path)
+    {
+        var withLog = File.ReadLines(path).First().Contains("log_bytes_per_txn", StringComparison.Ordinal);
+        return File.ReadLines(path).Skip(1).Where(line => line.Length > 0).Select(line =>
         {
-            var cells = line.Split(',', 11);
+            var cells = line.Split(',', withLog ? 13 : 11);
+            var consistency = cells[^1];
             var parameters = cells[2].Split(';').Select(p => p.Split('=', 2)).Select(kv => new KeyValuePair<string, string>(kv[0], kv[1])).ToList();
             var pipeline = int.Parse(parameters.Last(p => p.Key == "pipeline").Value, CultureInfo.InvariantCulture);
             parameters.RemoveAll(p => p.Key == "pipeline");
@@ -60,8 +66,11 @@ public static class CsvOutput
                 D(cells[5]),
                 D(cells[6]),
                 aborts,
-                cells[10] == "ok" ? null : cells[10].Trim('"'));
+                consistency == "ok" ? null : consistency.Trim('"'),
+                withLog && cells[10].Length > 0 ? D(cells[10]) : double.NaN,
+                withLog && cells[11].Length > 0 ? D(cells[11]) : double.NaN);
         }).ToArray();
+    }
 
     private static double D(string text) => double.Parse(text, CultureInfo.InvariantCulture);
 

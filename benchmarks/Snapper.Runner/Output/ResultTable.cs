@@ -10,7 +10,7 @@ public static class ResultTable
     public static void Print(IReadOnlyList<RunResult> results)
     {
         var table = new Table().Title("Results (measured epochs only)")
-            .AddColumns("workload", "mode", "params", "txn/s", "p50 ms", "p90 ms", "p99 ms", "abort rate", "aborts by reason", "check");
+            .AddColumns("workload", "mode", "params", "txn/s", "p50 ms", "p90 ms", "p99 ms", "abort rate", "aborts by reason", "log B/txn", "fsyncs/txn", "check");
         foreach (var r in results)
         {
             table.AddRow(
@@ -23,6 +23,8 @@ public static class ResultTable
                 r.P99Ms.ToString("F2", CultureInfo.InvariantCulture),
                 r.AbortRate.ToString("P1", CultureInfo.InvariantCulture),
                 Markup.Escape(string.Join(' ', r.AbortsByReason.Select(a => $"{a.Key}={a.Value}"))),
+                double.IsNaN(r.LogBytesPerTxn) ? "-" : r.LogBytesPerTxn.ToString("N0", CultureInfo.InvariantCulture),
+                double.IsNaN(r.FsyncsPerTxn) ? "-" : r.FsyncsPerTxn.ToString("F3", CultureInfo.InvariantCulture),
                 r.ConsistencyError is null ? "ok" : Markup.Escape(r.ConsistencyError));
         }
 

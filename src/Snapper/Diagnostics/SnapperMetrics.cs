@@ -19,6 +19,8 @@ internal sealed class SnapperMetrics
     private readonly Histogram<double> _batchCommitLag;
     private readonly Counter<long> _logBytes;
     private readonly Counter<long> _logFlushes;
+    private readonly Histogram<double> _recoveryDuration;
+    private readonly Histogram<double> _checkpointDuration;
 
     public SnapperMetrics(IMeterFactory? meterFactory = null)
     {
@@ -30,6 +32,8 @@ internal sealed class SnapperMetrics
         _batchSize = meter.CreateHistogram<int>("snapper.pact.batch.size", unit: "{transaction}", description: "PACTs per emitted batch.");
         _logBytes = meter.CreateCounter<long>("snapper.log.bytes", unit: "By", description: "Bytes written to the write-ahead log.");
         _logFlushes = meter.CreateCounter<long>("snapper.log.flushes", description: "Write-ahead log group writes, by whether they were fsynced.");
+        _recoveryDuration = meter.CreateHistogram<double>("snapper.log.recovery.duration", unit: "ms", description: "Time recovery took to read the checkpoint and the log at silo start.");
+        _checkpointDuration = meter.CreateHistogram<double>("snapper.log.checkpoint.duration", unit: "ms", description: "Time a checkpoint of the write-ahead log took.");
         _batchCommitLag = meter.CreateHistogram<double>("snapper.pact.batch.commit_lag", unit: "ms", description: "Time from a batch's emission to its commit.");
     }
 
@@ -41,6 +45,11 @@ internal sealed class SnapperMetrics
     public void PreparesSent(int count) => _prepares.Add(count);
 
     public void CommitsSent(int count) => _commits.Add(count);
+
+    public void Recovered(TimeSpan elapsed, long bytes) =>
+        _recoveryDuration.Record(elapsed.TotalMilliseconds, new KeyValuePair<string, object?>("bytes", bytes));
+
+    public void Checkpointed(TimeSpan elapsed) => _checkpointDuration.Record(elapsed.TotalMilliseconds);
 
     public void LogFlushed(long bytes, bool fsync)
     {

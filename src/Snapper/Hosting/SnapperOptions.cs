@@ -87,6 +87,14 @@ public sealed class SnapperOptions
     /// <summary>Size at which a logger starts a new segment file. Default: 64 MiB.</summary>
     public long LogSegmentBytes { get; set; } = 64L * 1024 * 1024;
 
+    /// <summary>
+    /// How often the write-ahead log is checkpointed: the committed state of every actor is written to a checkpoint
+    /// file and the log segments it covers are deleted, so that restart time and disk use stay bounded by what one
+    /// interval writes rather than growing with uptime. <see cref="TimeSpan.Zero"/> turns checkpoints off (the log
+    /// then grows without bound). Default: 1 minute.
+    /// </summary>
+    public TimeSpan CheckpointInterval { get; set; } = TimeSpan.FromMinutes(1);
+
     /// <summary>How long an actor remembers the outcome of an ended transaction, for late messages. Default: 5 min.</summary>
     public TimeSpan OutcomeRetention { get; set; } = TimeSpan.FromMinutes(5);
 }

@@ -28,6 +28,11 @@ internal sealed class SnapperOptionsValidator : IValidateOptions<SnapperOptions>
             errors.Add($"{nameof(SnapperOptions.LogSegmentBytes)} must be at least 65536 (was {options.LogSegmentBytes}).");
         }
 
+        if (options.CheckpointInterval < TimeSpan.Zero)
+        {
+            errors.Add($"{nameof(SnapperOptions.CheckpointInterval)} must be positive, or zero to turn checkpoints off (was {options.CheckpointInterval}).");
+        }
+
         if (options.DataFolder is { Length: 0 })
         {
             errors.Add($"{nameof(SnapperOptions.DataFolder)} must be a path, or null to run without a write-ahead log.");

@@ -34,4 +34,43 @@ internal static class LogFrame
 
     public static bool ChecksumMatches(ReadOnlySpan<byte> header, ReadOnlySpan<byte> payload) =>
         BinaryPrimitives.ReadUInt32LittleEndian(header[4..]) == Crc32.HashToUInt32(payload);
+
+    /// <summary>
+    /// The payload of the frame at <paramref name="offset"/>, or a description of why there is no whole frame there.
+    /// <paramref name="frameEnd"/> is where the frame ends (<see cref="long.MaxValue"/> if even its header is unreadable).
+    /// </summary>
+    public static ReadOnlySpan<byte> Next(byte[] bytes, int offset, out long frameEnd, out string? problem)
+    {
+        problem = null;
+        frameEnd = long.MaxValue;
+        if (bytes.Length - offset < HeaderSize)
+        {
+            problem = "the frame header is cut short";
+            return default;
+        }
+
+        var header = bytes.AsSpan(offset, HeaderSize);
+        var length = PayloadLength(header);
+        if (length < 0)
+        {
+            problem = "the frame header holds an impossible length";
+            return default;
+        }
+
+        frameEnd = (long)offset + SizeOf(length);
+        if (frameEnd > bytes.Length)
+        {
+            problem = "the frame is cut short";
+            return default;
+        }
+
+        var payload = bytes.AsSpan(offset + HeaderSize, length);
+        if (!ChecksumMatches(header, payload))
+        {
+            problem = "the checksum does not match";
+            return default;
+        }
+
+        return payload;
+    }
 }

@@ -40,30 +40,10 @@ internal static class LogSegmentReader
     private static string? NextFrame(byte[] bytes, int offset, out LogRecord? record, out long frameEnd)
     {
         record = null;
-        if (bytes.Length - offset < LogFrame.HeaderSize)
+        var payload = LogFrame.Next(bytes, offset, out frameEnd, out var problem);
+        if (problem is not null)
         {
-            frameEnd = long.MaxValue;
-            return "the frame header is cut short";
-        }
-
-        var header = bytes.AsSpan(offset, LogFrame.HeaderSize);
-        var length = LogFrame.PayloadLength(header);
-        if (length < 0)
-        {
-            frameEnd = long.MaxValue;
-            return "the frame header holds an impossible length";
-        }
-
-        frameEnd = (long)offset + LogFrame.SizeOf(length);
-        if (frameEnd > bytes.Length)
-        {
-            return "the frame is cut short";
-        }
-
-        var payload = bytes.AsSpan(offset + LogFrame.HeaderSize, length);
-        if (!LogFrame.ChecksumMatches(header, payload))
-        {
-            return "the checksum does not match";
+            return problem;
         }
 
         record = LogRecord.Decode(payload);

@@ -45,16 +45,37 @@ internal sealed class Logger : IAsyncDisposable
 
     public static long NumberOf(string segmentPath) => long.Parse(Path.GetFileNameWithoutExtension(segmentPath));
 
-    /// <summary>Appends the records; completes when they are durable.</summary>
-    public Task AppendAsync(params LogRecord[] records)
+    /// <summary>The logger's folder.</summary>
+    public string Folder => _folder;
+
+    /// <summary>The payloads of records, as <see cref="AppendAsync"/> takes them.</summary>
+    public static byte[][] Encode(LogRecord[] records) => records.Select(r => r.Encode()).ToArray();
+
+    /// <summary>Appends encoded records (see <see cref="Encode"/>); completes when they are durable.</summary>
+    public Task AppendAsync(byte[][] payloads)
     {
-        var append = new PendingAppend(records.Select(r => r.Encode()).ToArray());
+        var append = new PendingAppend(payloads);
         if (!_queue.Writer.TryWrite(append))
         {
             throw new ObjectDisposedException(nameof(Logger), "The write-ahead log is closed.");
         }
 
-        return append.Durable.Task;
+        return append.Done.Task;
+    }
+
+    /// <summary>
+    /// Ends the current segment after everything queued before this call and continues in a new one. Returns the
+    /// number of the segment now being written: every record queued before the call is in a segment below it.
+    /// </summary>
+    public Task<long> RotateAsync()
+    {
+        var rotation = new PendingAppend(null);
+        if (!_queue.Writer.TryWrite(rotation))
+        {
+            throw new ObjectDisposedException(nameof(Logger), "The write-ahead log is closed.");
+        }
+
+        return rotation.Done.Task;
     }
 
     public async ValueTask DisposeAsync()
@@ -78,47 +99,92 @@ internal sealed class Logger : IAsyncDisposable
                 group.Add(append);
             }
 
-            try
+            // Appends queued before a rotation go to the old segment, the ones after it to the new one.
+            var from = 0;
+            for (var i = 0; i < group.Count; i++)
             {
-                var bytes = 0L;
-                foreach (var append in group)
+                if (group[i].Payloads is null)
                 {
-                    foreach (var payload in append.Payloads)
-                    {
-                        LogFrame.Write(_segment, payload);
-                        bytes += LogFrame.SizeOf(payload.Length);
-                    }
-                }
-
-                _segment.Flush(flushToDisk: _fsync);
-                _metrics.LogFlushed(bytes, _fsync);
-                foreach (var append in group)
-                {
-                    append.Durable.TrySetResult();
-                }
-
-                if (_segment.Length >= _segmentBytes)
-                {
-                    await _segment.DisposeAsync();
-                    _segment = OpenSegment(++_segmentNumber);
+                    await WriteAsync(group, from, i);
+                    await RotateSegmentAsync(group[i]);
+                    from = i + 1;
                 }
             }
-            catch (Exception exception)
+
+            await WriteAsync(group, from, group.Count);
+        }
+    }
+
+    /// <summary>Writes appends [from, to) of the group with one flush (and fsync), then completes them.</summary>
+    private async Task WriteAsync(List<PendingAppend> group, int from, int to)
+    {
+        if (from == to)
+        {
+            return;
+        }
+
+        try
+        {
+            var bytes = 0L;
+            for (var i = from; i < to; i++)
             {
-                // The disk failed under us: nothing in this group may be treated as durable.
-                _logger.LogError(exception, "Write-ahead log write failed in {Folder}", _folder);
-                foreach (var append in group)
+                foreach (var payload in group[i].Payloads!)
                 {
-                    append.Durable.TrySetException(exception);
+                    LogFrame.Write(_segment, payload);
+                    bytes += LogFrame.SizeOf(payload.Length);
                 }
+            }
+
+            _segment.Flush(flushToDisk: _fsync);
+            _metrics.LogFlushed(bytes, _fsync);
+            for (var i = from; i < to; i++)
+            {
+                group[i].Done.TrySetResult(0);
+            }
+
+            if (_segment.Length >= _segmentBytes)
+            {
+                await _segment.DisposeAsync();
+                _segment = OpenSegment(++_segmentNumber);
+            }
+        }
+        catch (Exception exception)
+        {
+            // The disk failed under us: nothing in this group may be treated as durable.
+            _logger.LogError(exception, "Write-ahead log write failed in {Folder}", _folder);
+            for (var i = from; i < to; i++)
+            {
+                group[i].Done.TrySetException(exception);
             }
         }
     }
 
-    private sealed class PendingAppend(byte[][] payloads)
+    private async Task RotateSegmentAsync(PendingAppend rotation)
     {
-        public byte[][] Payloads { get; } = payloads;
+        try
+        {
+            // An empty segment already starts after everything queued so far.
+            if (_segment.Length > 0)
+            {
+                await _segment.DisposeAsync();
+                _segment = OpenSegment(++_segmentNumber);
+            }
 
-        public TaskCompletionSource Durable { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+            rotation.Done.TrySetResult(_segmentNumber);
+        }
+        catch (Exception exception)
+        {
+            _logger.LogError(exception, "Write-ahead log could not start a new segment in {Folder}", _folder);
+            rotation.Done.TrySetException(exception);
+        }
+    }
+
+    /// <summary>An append (payloads) or, with null payloads, a rotation.</summary>
+    private sealed class PendingAppend(byte[][]? payloads)
+    {
+        public byte[][]? Payloads { get; } = payloads;
+
+        /// <summary>Completes when the append is durable, or with the new segment's number when the rotation is done.</summary>
+        public TaskCompletionSource<long> Done { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
     }
 }

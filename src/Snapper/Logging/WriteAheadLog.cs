@@ -17,15 +17,31 @@ namespace Snapper.Logging;
 /// is durable, so everything a client saw committed is recovered, and anything without the record was never
 /// reported committed to anyone and is dropped. An actor comes back with the state of its committed record with
 /// the largest seq. Records are appended before the message that depends on them is sent.
+/// <para>
+/// Checkpoints (every <see cref="SnapperOptions.CheckpointInterval"/>) keep recovery and disk bounded: every logger
+/// starts a new segment at one cut, the previous checkpoint and the segments below the cut are folded into a new
+/// checkpoint (<see cref="LogImage"/>), and then those segments are deleted. The cut is atomic over the loggers:
+/// appends and the cut's rotations are queued under one lock, so every append is below the cut on its logger or
+/// above it, in one global order. Recovery ends with a checkpoint too, which drops the records recovery presumed
+/// aborted for good (every id handed out after recovery exceeds theirs, see <see cref="MaxId"/>).
+/// </para>
 /// </remarks>
 internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMetrics metrics, ILogger<WriteAheadLog> logger)
     : ILifecycleParticipant<ISiloLifecycle>, IAsyncDisposable
 {
     private readonly SnapperOptions _options = options.Value;
     private readonly object _openLock = new();
-    private Dictionary<string, RecoveredActor> _recovered = new();
+
+    /// <summary>Orders appends against the rotations of a checkpoint's cut.</summary>
+    private readonly object _cutGate = new();
+    private readonly SemaphoreSlim _checkpointGate = new(1, 1);
+    private IReadOnlyDictionary<string, RecoveredActor> _recovered = new Dictionary<string, RecoveredActor>();
     private Logger[] _loggers = [];
     private FileStream? _folderLock;
+    private string _folder = "";
+    private Checkpoint? _lastCheckpoint;
+    private CancellationTokenSource? _stopCheckpoints;
+    private Task _checkpointLoop = Task.CompletedTask;
 
     /// <summary>Whether Snapper logs at all (a data folder is set).</summary>
     public bool Enabled => _options.DataFolder is not null;
@@ -33,9 +49,25 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
     /// <summary>Recovery statistics of the last open, for logs and tests.</summary>
     public RecoveryReport? LastRecovery { get; private set; }
 
+    /// <summary>The largest transaction or batch id recovery found in the log (-1 if none): new ids must exceed it.</summary>
+    public long MaxId { get; private set; } = -1;
+
+    /// <summary>Whether checkpoints are taken (logging on and a non-zero interval).</summary>
+    private bool Checkpointing => Enabled && _options.CheckpointInterval > TimeSpan.Zero;
+
     public void Participate(ISiloLifecycle lifecycle) => lifecycle.Subscribe(
         nameof(WriteAheadLog), ServiceLifecycleStage.ApplicationServices,
-        _ => { Open(); return Task.CompletedTask; },
+        async _ =>
+        {
+            Open();
+            if (Checkpointing)
+            {
+                // Recovery ends with a checkpoint, then they run on the interval.
+                await CheckpointAsync();
+                _stopCheckpoints = new CancellationTokenSource();
+                _checkpointLoop = Task.Run(() => CheckpointLoopAsync(_stopCheckpoints.Token));
+            }
+        },
         async _ => await DisposeAsync());
 
     /// <summary>Locks the data folder, recovers what the log holds, and starts the loggers. Does nothing if logging is off.</summary>
@@ -50,17 +82,20 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
                 return;
             }
 
-            var folder = Path.GetFullPath(_options.DataFolder!);
-            Directory.CreateDirectory(folder);
-            _folderLock = LockFolder(folder);
+            _folder = Path.GetFullPath(_options.DataFolder!);
+            Directory.CreateDirectory(_folder);
+            _folderLock = LockFolder(_folder);
             try
             {
-                Recover(folder);
+                var cut = Recover();
                 _loggers = Enumerable.Range(0, _options.Loggers).Select(i =>
                 {
-                    var loggerFolder = Path.Combine(folder, $"logger-{i}");
+                    var name = $"logger-{i}";
+                    var loggerFolder = Path.Combine(_folder, name);
                     Directory.CreateDirectory(loggerFolder);
-                    var next = Logger.Segments(loggerFolder).Select(Logger.NumberOf).DefaultIfEmpty(-1).Max() + 1;
+
+                    // Never below the cut: a segment numbered under it would be skipped by the next recovery.
+                    var next = Math.Max(Logger.Segments(loggerFolder).Select(Logger.NumberOf).DefaultIfEmpty(-1).Max() + 1, cut.GetValueOrDefault(name));
                     return new Logger(loggerFolder, next, _options.LogFsync, _options.LogSegmentBytes, metrics, logger);
                 }).ToArray();
             }
@@ -73,7 +108,7 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
 
             if (!_options.LogFsync)
             {
-                logger.LogWarning("Write-ahead log in {Folder} runs WITHOUT fsync: committed transactions can be lost in a crash. For experiments only", folder);
+                logger.LogWarning("Write-ahead log in {Folder} runs WITHOUT fsync: committed transactions can be lost in a crash. For experiments only", _folder);
             }
         }
     }
@@ -88,13 +123,122 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
     }
 
     /// <summary>Appends records on the actor's logger (chosen by hashing its id); completes when durable.</summary>
-    public Task AppendAsync(GrainId actor, params LogRecord[] records) => _loggers[actor.GetUniformHashCode() % (uint)_loggers.Length].AppendAsync(records);
+    public Task AppendAsync(GrainId actor, params LogRecord[] records) => Append(actor.GetUniformHashCode() % (uint)_loggers.Length, records);
 
     /// <summary>Appends coordinator records (commit decisions) on a logger chosen by the id; completes when durable.</summary>
-    public Task AppendAsync(long id, params LogRecord[] records) => _loggers[(int)((ulong)id % (ulong)_loggers.Length)].AppendAsync(records);
+    public Task AppendAsync(long id, params LogRecord[] records) => Append((ulong)id % (ulong)_loggers.Length, records);
+
+    /// <summary>
+    /// Takes a checkpoint now: cuts the log, folds everything below the cut into a new checkpoint file, and deletes
+    /// the segments and checkpoints it replaces. Runs one at a time; the silo keeps logging meanwhile.
+    /// </summary>
+    public async Task<CheckpointReport> CheckpointAsync()
+    {
+        await _checkpointGate.WaitAsync();
+        try
+        {
+            var started = Stopwatch.GetTimestamp();
+            var cut = await CutAsync();
+            var below = SegmentsBelow(cut);
+            var previous = _lastCheckpoint;
+            var image = await Task.Run(() => (previous?.Image ?? LogImage.Empty).Fold(below, MaxId, out var statistics) is var folded ? (folded, statistics) : default);
+            var checkpoint = new Checkpoint((previous?.Number ?? -1) + 1, Math.Max(previous?.MaxId ?? -1, image.statistics.MaxId), cut, image.folded);
+            CheckpointFile.Write(_folder, checkpoint);
+            _lastCheckpoint = checkpoint;
+
+            // Only now is everything below the cut in a durable checkpoint.
+            foreach (var (file, _) in below)
+            {
+                File.Delete(file);
+            }
+
+            foreach (var older in CheckpointFile.All(_folder).Where(f => f != CheckpointFile.PathOf(_folder, checkpoint.Number)))
+            {
+                File.Delete(older);
+            }
+
+            var report = new CheckpointReport(checkpoint.Number, image.folded.Actors.Count, image.folded.Undecided.Count, below.Count,
+                image.statistics.Bytes, new FileInfo(CheckpointFile.PathOf(_folder, checkpoint.Number)).Length, Stopwatch.GetElapsedTime(started));
+            logger.LogInformation("Checkpoint {Number} in {Elapsed:0.0} ms: {Actors} actor(s), {Undecided} undecided record(s), {Bytes} checkpoint bytes; deleted {Segments} segment(s) of {SegmentBytes} bytes",
+                report.Number, report.Elapsed.TotalMilliseconds, report.Actors, report.Undecided, report.CheckpointBytes, report.SegmentsDeleted, report.SegmentBytesDeleted);
+            metrics.Checkpointed(report.Elapsed);
+            return report;
+        }
+        finally
+        {
+            _checkpointGate.Release();
+        }
+    }
+
+    private Task Append(ulong logger, LogRecord[] records)
+    {
+        var payloads = Logger.Encode(records);
+        lock (_cutGate)
+        {
+            return _loggers[logger].AppendAsync(payloads);
+        }
+    }
+
+    /// <summary>Starts a new segment on every logger at one point of the append order; returns each logger folder's first segment above the cut.</summary>
+    private async Task<Dictionary<string, long>> CutAsync()
+    {
+        Task<long>[] rotations;
+        lock (_cutGate)
+        {
+            rotations = _loggers.Select(l => l.RotateAsync()).ToArray();
+        }
+
+        var firstAbove = await Task.WhenAll(rotations);
+        return _loggers.Select((l, i) => (Path.GetFileName(l.Folder), firstAbove[i])).ToDictionary(c => c.Item1, c => c.Item2, StringComparer.Ordinal);
+    }
+
+    /// <summary>
+    /// The segments below the cut, oldest first per logger. A logger folder the cut does not name (the silo now runs
+    /// fewer loggers) is entirely below it: nothing appends there any more.
+    /// </summary>
+    private List<(string File, bool IsLast)> SegmentsBelow(IReadOnlyDictionary<string, long> cut) =>
+        Directory.GetDirectories(_folder, "logger-*")
+            .SelectMany(loggerFolder =>
+            {
+                var firstAbove = cut.TryGetValue(Path.GetFileName(loggerFolder), out var number) ? number : long.MaxValue;
+                var files = Logger.Segments(loggerFolder).Where(f => Logger.NumberOf(f) < firstAbove).ToArray();
+                return files.Select((file, i) => (file, i == files.Length - 1));
+            })
+            .ToList();
+
+    private async Task CheckpointLoopAsync(CancellationToken stopping)
+    {
+        using var timer = new PeriodicTimer(_options.CheckpointInterval);
+        try
+        {
+            while (await timer.WaitForNextTickAsync(stopping))
+            {
+                try
+                {
+                    await CheckpointAsync();
+                }
+                catch (Exception exception) when (exception is not OperationCanceledException)
+                {
+                    // Nothing is lost: the segments stay until a later checkpoint covers them.
+                    logger.LogError(exception, "Checkpoint of the write-ahead log in {Folder} failed; the log keeps growing until one succeeds", _folder);
+                }
+            }
+        }
+        catch (OperationCanceledException)
+        {
+        }
+    }
 
     public async ValueTask DisposeAsync()
     {
+        if (_stopCheckpoints is { } stop)
+        {
+            await stop.CancelAsync();
+            await _checkpointLoop;
+            stop.Dispose();
+            _stopCheckpoints = null;
+        }
+
         Logger[] loggers;
         lock (_openLock)
         {
@@ -128,57 +272,42 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
         }
     }
 
-    /// <summary>Two passes over every segment: the commit decisions first, then the newest committed state of each actor.</summary>
-    private void Recover(string folder)
+    /// <summary>
+    /// Loads the newest checkpoint and folds the segments above its cut onto it; what is then still undecided was
+    /// aborted. Segments below the cut are leftovers of a checkpoint that crashed while deleting them: they are
+    /// covered, and removed. Returns the cut, below which no new segment may be numbered.
+    /// </summary>
+    private IReadOnlyDictionary<string, long> Recover()
     {
         var started = Stopwatch.GetTimestamp();
-        var segments = Directory.GetDirectories(folder, "logger-*")
-            .SelectMany(loggerFolder =>
-            {
-                var files = Logger.Segments(loggerFolder);
-                return files.Select((file, i) => (File: file, IsLast: i == files.Length - 1));
-            })
-            .ToArray();
-
-        var committedActs = new HashSet<long>();
-        var committedBatches = new HashSet<long>();
-        foreach (var (file, isLast) in segments)
+        var checkpoint = CheckpointFile.ReadNewest(_folder);
+        var cut = checkpoint?.Cut ?? new Dictionary<string, long>();
+        var segments = new List<(string File, bool IsLast)>();
+        foreach (var loggerFolder in Directory.GetDirectories(_folder, "logger-*"))
         {
-            foreach (var record in LogSegmentReader.Read(file, isLast))
+            var firstAbove = cut.GetValueOrDefault(Path.GetFileName(loggerFolder), 0);
+            var files = Logger.Segments(loggerFolder);
+            foreach (var covered in files.Where(f => Logger.NumberOf(f) < firstAbove))
             {
-                if (record.Type == LogRecordType.Committed)
-                {
-                    (record.Kind == LoggedTxnKind.Act ? committedActs : committedBatches).Add(record.Id);
-                }
+                File.Delete(covered);
             }
+
+            var above = files.Where(f => Logger.NumberOf(f) >= firstAbove).ToArray();
+            segments.AddRange(above.Select((file, i) => (file, i == above.Length - 1)));
         }
 
-        var recovered = new Dictionary<string, RecoveredActor>();
-        var records = 0L;
-        foreach (var (file, _) in segments)
-        {
-            foreach (var record in LogSegmentReader.Read(file, isLastSegment: false))
-            {
-                records++;
-                if (record.Type != LogRecordType.StateWritten)
-                {
-                    continue;
-                }
-
-                var current = recovered.GetValueOrDefault(record.Actor!) ?? new RecoveredActor(null, -1, -1);
-                var committed = (record.Kind == LoggedTxnKind.Act ? committedActs : committedBatches).Contains(record.Id);
-                recovered[record.Actor!] = committed && record.Seq > current.StateSeq
-                    ? new RecoveredActor(record.State, record.Seq, Math.Max(current.MaxSeq, record.Seq))
-                    : current with { MaxSeq = Math.Max(current.MaxSeq, record.Seq) };
-            }
-        }
-
-        _recovered = recovered;
-        var bytes = segments.Sum(s => new FileInfo(s.File).Length);
-        LastRecovery = new RecoveryReport(segments.Length, records, bytes, recovered.Count(a => a.Value.State is not null),
-            committedActs.Count, committedBatches.Count, Stopwatch.GetElapsedTime(started));
-        logger.LogInformation("Write-ahead log recovered in {Elapsed:0.0} ms: {Segments} segment(s), {Bytes} bytes, {Records} records, {Actors} actor state(s), {Acts} committed ACT(s), {Batches} committed batch(es)",
-            LastRecovery.Elapsed.TotalMilliseconds, segments.Length, bytes, records, LastRecovery.Actors, committedActs.Count, committedBatches.Count);
+        var image = (checkpoint?.Image ?? LogImage.Empty).Fold(segments, abortedUpTo: -1, out var statistics);
+        _recovered = image.Actors;
+        _lastCheckpoint = checkpoint;
+        MaxId = Math.Max(checkpoint?.MaxId ?? -1, statistics.MaxId);
+        LastRecovery = new RecoveryReport(checkpoint?.Number, segments.Count, statistics.Records, statistics.Bytes,
+            image.Actors.Count(a => a.Value.State is not null), statistics.CommittedActs, statistics.CommittedBatches, image.Undecided.Count,
+            Stopwatch.GetElapsedTime(started));
+        metrics.Recovered(LastRecovery.Elapsed, statistics.Bytes + (checkpoint is null ? 0 : new FileInfo(CheckpointFile.PathOf(_folder, checkpoint.Number)).Length));
+        logger.LogInformation("Write-ahead log recovered in {Elapsed:0.0} ms: checkpoint {Checkpoint}, {Segments} segment(s), {Bytes} bytes, {Records} records, {Actors} actor state(s), {Acts} committed ACT(s), {Batches} committed batch(es), {Aborted} state record(s) of aborted or unfinished transactions dropped",
+            LastRecovery.Elapsed.TotalMilliseconds, checkpoint?.Number.ToString() ?? "none", segments.Count, statistics.Bytes, statistics.Records, LastRecovery.Actors,
+            statistics.CommittedActs, statistics.CommittedBatches, image.Undecided.Count);
+        return cut;
     }
 }
 
@@ -186,4 +315,7 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
 internal sealed record RecoveredActor(byte[]? State, long StateSeq, long MaxSeq);
 
 /// <summary>What a recovery read and how long it took.</summary>
-internal sealed record RecoveryReport(int Segments, long Records, long Bytes, int Actors, int CommittedActs, int CommittedBatches, TimeSpan Elapsed);
+internal sealed record RecoveryReport(long? Checkpoint, int Segments, long Records, long Bytes, int Actors, int CommittedActs, int CommittedBatches, int Dropped, TimeSpan Elapsed);
+
+/// <summary>What a checkpoint wrote and deleted, and how long it took.</summary>
+internal sealed record CheckpointReport(long Number, int Actors, int Undecided, int SegmentsDeleted, long SegmentBytesDeleted, long CheckpointBytes, TimeSpan Elapsed);

@@ -20,9 +20,12 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
 
     private static int KillPoints => int.TryParse(Environment.GetEnvironmentVariable("SNAPPER_CRASH_POINTS"), out var n) ? n : 20;
 
+    /// <summary>Set when a check failed: the data folder is then kept for a look at the log.</summary>
+    private bool _keepFolder;
+
     public void Dispose()
     {
-        if (Directory.Exists(_folder))
+        if (Directory.Exists(_folder) && !_keepFolder)
         {
             Directory.Delete(_folder, recursive: true);
         }
@@ -41,7 +44,7 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
             {
                 if (previous is not null)
                 {
-                    await previous.VerifyAsync(silo.Client);
+                    await VerifyAsync(previous, silo.Client);
                 }
 
                 var clock = System.Diagnostics.Stopwatch.StartNew();
@@ -69,7 +72,7 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
                 previous = round;
             }
 
-            await previous!.VerifyAsync(silo.Client);
+            await VerifyAsync(previous!, silo.Client);
         }
         finally
         {
@@ -78,6 +81,20 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
 
         output.WriteLine($"{KillPoints} kill points: {string.Join(", ", totals.Select(t => $"{t.Value} {t.Key}"))}; log {FolderBytes(_folder):N0} bytes");
         Assert.True(totals.GetValueOrDefault(Outcome.Committed) > KillPoints, "too few transactions committed for the test to mean anything");
+    }
+
+    private async Task VerifyAsync(Round round, IGrainFactory grains)
+    {
+        try
+        {
+            await round.VerifyAsync(grains);
+        }
+        catch
+        {
+            _keepFolder = true;
+            output.WriteLine($"data folder kept for inspection: {_folder}");
+            throw;
+        }
     }
 
     private static long FolderBytes(string folder) =>
@@ -148,7 +165,6 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
             var states = (await first.StartTxn(first.ReadAll, _ids)).Select((s, i) => (Id: _ids[i], State: s)).ToDictionary(x => x.Id, x => x.State);
             var where = $"kill point {point} (seed {seed})";
 
-            Assert.True(states.Values.Sum(s => s.Balance) == Accounts * Opening, $"{where}: money is not conserved");
             foreach (var op in _ops.Values)
             {
                 var applied = op.Accounts.Count(id => states[id].Applied.Contains(op.Id));
@@ -168,6 +184,8 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
                 Assert.True(balance == state.Balance, $"{where}: account {id} holds {state.Balance}, its applied operations give {balance}");
             }
 
+            // Last: the checks above name the operation or account at fault, this one only says that something is.
+            Assert.True(states.Values.Sum(s => s.Balance) == Accounts * Opening, $"{where}: money is not conserved");
             AssertAcyclic(states.Values.Select(s => s.Applied), where);
         }
 

@@ -19,9 +19,9 @@ public sealed class LogFileTests : IDisposable
         await using (var logger = new Logger(_folder, 0, fsync: true, segmentBytes: 1 << 20, new SnapperMetrics(), NullLogger.Instance))
         {
             // Concurrent appends: group commit may merge them, but each keeps its records together and in order.
-            await Task.WhenAll(Enumerable.Range(0, records).Select(i => logger.AppendAsync(
+            await Task.WhenAll(Enumerable.Range(0, records).Select(i => logger.AppendAsync(Logger.Encode([
                 LogRecord.StateWritten(LoggedTxnKind.Act, i, Actor, i, [(byte)i, 1, 2, 3]),
-                LogRecord.Committed(LoggedTxnKind.Act, i))));
+                LogRecord.Committed(LoggedTxnKind.Act, i)]))));
         }
 
         return Assert.Single(Logger.Segments(_folder));
