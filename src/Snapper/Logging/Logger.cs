@@ -34,7 +34,7 @@ internal sealed class Logger : IAsyncDisposable
         _segmentBytes = segmentBytes;
         _metrics = metrics;
         _logger = logger;
-        _segmentNumber = nextSegmentNumber;
+        _segmentNumber = FirstSegment = nextSegmentNumber;
         _segment = OpenSegment(_segmentNumber);
         _writer = Task.Run(WriteLoopAsync);
     }
@@ -44,6 +44,9 @@ internal sealed class Logger : IAsyncDisposable
         Directory.Exists(folder) ? [.. Directory.GetFiles(folder, "*.wal").Order(StringComparer.Ordinal)] : [];
 
     public static long NumberOf(string segmentPath) => long.Parse(Path.GetFileNameWithoutExtension(segmentPath));
+
+    /// <summary>The number of the segment the logger started with.</summary>
+    public long FirstSegment { get; }
 
     /// <summary>The logger's folder.</summary>
     public string Folder => _folder;

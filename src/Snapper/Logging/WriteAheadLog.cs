@@ -87,7 +87,7 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
             _folderLock = LockFolder(_folder);
             try
             {
-                var cut = Recover();
+                var (cut, recovered) = Recover();
                 _loggers = Enumerable.Range(0, _options.Loggers).Select(i =>
                 {
                     var name = $"logger-{i}";
@@ -98,6 +98,14 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
                     var next = Math.Max(Logger.Segments(loggerFolder).Select(Logger.NumberOf).DefaultIfEmpty(-1).Max() + 1, cut.GetValueOrDefault(name));
                     return new Logger(loggerFolder, next, _options.LogFsync, _options.LogSegmentBytes, metrics, logger);
                 }).ToArray();
+
+                // What recovery folded is the base of the first checkpoint, so that it reads only what is logged from
+                // now on: everything before the loggers' first segments, with nothing undecided (all of it aborted).
+                _lastCheckpoint = recovered with
+                {
+                    Cut = _loggers.ToDictionary(l => Path.GetFileName(l.Folder), l => l.FirstSegment, StringComparer.Ordinal),
+                    Image = recovered.Image with { Undecided = [] },
+                };
             }
             catch
             {
@@ -139,15 +147,15 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
         {
             var started = Stopwatch.GetTimestamp();
             var cut = await CutAsync();
-            var below = SegmentsBelow(cut);
             var previous = _lastCheckpoint;
+            var below = Segments(from: previous?.Cut, to: cut);
             var image = await Task.Run(() => (previous?.Image ?? LogImage.Empty).Fold(below, MaxId, out var statistics) is var folded ? (folded, statistics) : default);
             var checkpoint = new Checkpoint((previous?.Number ?? -1) + 1, Math.Max(previous?.MaxId ?? -1, image.statistics.MaxId), cut, image.folded);
             CheckpointFile.Write(_folder, checkpoint);
             _lastCheckpoint = checkpoint;
 
-            // Only now is everything below the cut in a durable checkpoint.
-            foreach (var (file, _) in below)
+            // Only now is everything below the cut in a durable checkpoint (including what recovery read).
+            foreach (var (file, _) in Segments(from: null, to: cut))
             {
                 File.Delete(file);
             }
@@ -193,15 +201,18 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
     }
 
     /// <summary>
-    /// The segments below the cut, oldest first per logger. A logger folder the cut does not name (the silo now runs
-    /// fewer loggers) is entirely below it: nothing appends there any more.
+    /// The segments from one cut (inclusive; null: from the start) to another (exclusive), oldest first per logger.
+    /// A logger folder the upper cut does not name (the silo now runs fewer loggers) is entirely below it: nothing
+    /// appends there any more.
     /// </summary>
-    private List<(string File, bool IsLast)> SegmentsBelow(IReadOnlyDictionary<string, long> cut) =>
+    private List<(string File, bool IsLast)> Segments(IReadOnlyDictionary<string, long>? from, IReadOnlyDictionary<string, long> to) =>
         Directory.GetDirectories(_folder, "logger-*")
             .SelectMany(loggerFolder =>
             {
-                var firstAbove = cut.TryGetValue(Path.GetFileName(loggerFolder), out var number) ? number : long.MaxValue;
-                var files = Logger.Segments(loggerFolder).Where(f => Logger.NumberOf(f) < firstAbove).ToArray();
+                var name = Path.GetFileName(loggerFolder);
+                var first = from?.GetValueOrDefault(name) ?? 0;
+                var firstAbove = to.TryGetValue(name, out var number) ? number : long.MaxValue;
+                var files = Logger.Segments(loggerFolder).Where(f => Logger.NumberOf(f) >= first && Logger.NumberOf(f) < firstAbove).ToArray();
                 return files.Select((file, i) => (file, i == files.Length - 1));
             })
             .ToList();
@@ -275,9 +286,10 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
     /// <summary>
     /// Loads the newest checkpoint and folds the segments above its cut onto it; what is then still undecided was
     /// aborted. Segments below the cut are leftovers of a checkpoint that crashed while deleting them: they are
-    /// covered, and removed. Returns the cut, below which no new segment may be numbered.
+    /// covered, and removed. Returns the cut, below which no new segment may be numbered, and what was recovered as
+    /// a checkpoint (not yet on disk).
     /// </summary>
-    private IReadOnlyDictionary<string, long> Recover()
+    private (IReadOnlyDictionary<string, long> Cut, Checkpoint Recovered) Recover()
     {
         var started = Stopwatch.GetTimestamp();
         var checkpoint = CheckpointFile.ReadNewest(_folder);
@@ -298,7 +310,6 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
 
         var image = (checkpoint?.Image ?? LogImage.Empty).Fold(segments, abortedUpTo: -1, out var statistics);
         _recovered = image.Actors;
-        _lastCheckpoint = checkpoint;
         MaxId = Math.Max(checkpoint?.MaxId ?? -1, statistics.MaxId);
         LastRecovery = new RecoveryReport(checkpoint?.Number, segments.Count, statistics.Records, statistics.Bytes,
             image.Actors.Count(a => a.Value.State is not null), statistics.CommittedActs, statistics.CommittedBatches, image.Undecided.Count,
@@ -307,7 +318,7 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
         logger.LogInformation("Write-ahead log recovered in {Elapsed:0.0} ms: checkpoint {Checkpoint}, {Segments} segment(s), {Bytes} bytes, {Records} records, {Actors} actor state(s), {Acts} committed ACT(s), {Batches} committed batch(es), {Aborted} state record(s) of aborted or unfinished transactions dropped",
             LastRecovery.Elapsed.TotalMilliseconds, checkpoint?.Number.ToString() ?? "none", segments.Count, statistics.Bytes, statistics.Records, LastRecovery.Actors,
             statistics.CommittedActs, statistics.CommittedBatches, image.Undecided.Count);
-        return cut;
+        return (cut, new Checkpoint(checkpoint?.Number ?? -1, MaxId, cut, image));
     }
 }
 
