@@ -9,5 +9,8 @@ public sealed class GrainReferences<TGrain>(IGrainFactory grains, int count) whe
 {
     private readonly TGrain?[] _references = new TGrain?[count];
 
-    public TGrain this[long key] => _references[key] ??= grains.GetGrain<TGrain>(key);
+    /// <summary>The factory the references come from; a workload run against another host needs new ones.</summary>
+    public IGrainFactory Factory { get; } = grains;
+
+    public TGrain this[long key] => _references[key] ??= Factory.GetGrain<TGrain>(key);
 }

@@ -13,6 +13,8 @@ namespace Snapper.Runner.Hosting;
 /// </summary>
 public static class RunnerHost
 {
+    private static int _embeddedSilos;
+
     /// <summary>Sends the runner's logs to the console (warnings) and to <c>logs/</c> under the data folder; call once.</summary>
     public static void ConfigureLogging(string dataDirectory)
     {
@@ -41,8 +43,11 @@ public static class RunnerHost
         }
         else
         {
+            // Each embedded silo of one runner process gets its own ports: a silo started where a stopped one
+            // listened would be mistaken for it by the runtime's caches.
+            var instance = Interlocked.Increment(ref _embeddedSilos) - 1;
             builder.UseOrleans(silo => silo
-                .UseLocalhostClustering()
+                .UseLocalhostClustering(siloPort: 11111 + instance, gatewayPort: 30000 + instance)
                 .ConfigureBenchmarks(builder.Configuration, durability));
         }
 

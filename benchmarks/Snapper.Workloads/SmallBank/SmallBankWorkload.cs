@@ -113,11 +113,11 @@ public sealed class SmallBankWorkload : IWorkload
         return await reader.StartTxn(reader.SumBalances, chunk);
     }
 
-    private GrainReferences<INtAccount> NtAccounts(IGrainFactory grains) => _ntAccounts ??= new(grains, _settings.Actors);
+    private GrainReferences<INtAccount> NtAccounts(IGrainFactory grains) => _ntAccounts is { } cached && cached.Factory == grains ? cached : _ntAccounts = new(grains, _settings.Actors);
 
-    private GrainReferences<ISnapperAccount> SnapperAccounts(IGrainFactory grains) => _snapperAccounts ??= new(grains, _settings.Actors);
+    private GrainReferences<ISnapperAccount> SnapperAccounts(IGrainFactory grains) => _snapperAccounts is { } cached && cached.Factory == grains ? cached : _snapperAccounts = new(grains, _settings.Actors);
 
-    private GrainReferences<IOrleansTxnAccount> OrleansTxnAccounts(IGrainFactory grains) => _orleansTxnAccounts ??= new(grains, _settings.Actors);
+    private GrainReferences<IOrleansTxnAccount> OrleansTxnAccounts(IGrainFactory grains) => _orleansTxnAccounts is { } cached && cached.Factory == grains ? cached : _orleansTxnAccounts = new(grains, _settings.Actors);
 
     private static Task Act(GrainReferences<ISnapperAccount> accounts, TransferPlan input)
     {
