@@ -149,8 +149,12 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
             var cut = await CutAsync();
             var previous = _lastCheckpoint;
             var below = Segments(from: previous?.Cut, to: cut);
-            var image = await Task.Run(() => (previous?.Image ?? LogImage.Empty).Fold(below, MaxId, out var statistics) is var folded ? (folded, statistics) : default);
-            var checkpoint = new Checkpoint((previous?.Number ?? -1) + 1, Math.Max(previous?.MaxId ?? -1, image.statistics.MaxId), cut, image.folded);
+            var (folded, statistics) = await Task.Run(() =>
+            {
+                var image = (previous?.Image ?? LogImage.Empty).Fold(below, MaxId, out var read);
+                return (image, read);
+            });
+            var checkpoint = new Checkpoint((previous?.Number ?? -1) + 1, Math.Max(previous?.MaxId ?? -1, statistics.MaxId), cut, folded);
             CheckpointFile.Write(_folder, checkpoint);
             _lastCheckpoint = checkpoint;
 
@@ -165,8 +169,8 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
                 File.Delete(older);
             }
 
-            var report = new CheckpointReport(checkpoint.Number, image.folded.Actors.Count, image.folded.Undecided.Count, below.Count,
-                image.statistics.Bytes, new FileInfo(CheckpointFile.PathOf(_folder, checkpoint.Number)).Length, Stopwatch.GetElapsedTime(started));
+            var report = new CheckpointReport(checkpoint.Number, folded.Actors.Count, folded.Undecided.Count, below.Count,
+                statistics.Bytes, new FileInfo(CheckpointFile.PathOf(_folder, checkpoint.Number)).Length, Stopwatch.GetElapsedTime(started));
             logger.LogInformation("Checkpoint {Number} in {Elapsed:0.0} ms: {Actors} actor(s), {Undecided} undecided record(s), {Bytes} checkpoint bytes; deleted {Segments} segment(s) of {SegmentBytes} bytes",
                 report.Number, report.Elapsed.TotalMilliseconds, report.Actors, report.Undecided, report.CheckpointBytes, report.SegmentsDeleted, report.SegmentBytesDeleted);
             metrics.Checkpointed(report.Elapsed);
