@@ -23,7 +23,7 @@ public sealed record RunSettings(
         [BenchmarkMode.NT] = [64],
         [BenchmarkMode.ACT] = [4],
         [BenchmarkMode.OrleansTxn] = [1],
-        [BenchmarkMode.PACT] = [512],
+        [BenchmarkMode.PACT] = [64],
         [BenchmarkMode.Hybrid] = [16],
     };
 }
