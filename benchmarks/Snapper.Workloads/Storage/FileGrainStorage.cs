@@ -40,12 +40,7 @@ public sealed class FileGrainStorage(string folder, bool fsync, IGrainStorageSer
     public async Task WriteStateAsync<T>(string stateName, GrainId grainId, IGrainState<T> grainState)
     {
         var path = PathOf(stateName, grainId);
-        var stored = await StoredETagAsync(path);
-        if (stored != grainState.ETag)
-        {
-            throw new InconsistentStateException($"ETag mismatch writing {stateName} of {grainId}", stored, grainState.ETag);
-        }
-
+        var stored = await CheckETagAsync(path, "writing", stateName, grainId, grainState.ETag);
         var version = stored is null ? 1 : long.Parse(stored, System.Globalization.CultureInfo.InvariantCulture) + 1;
         var payload = serializer.Serialize(grainState.State).ToMemory();
         var temporary = path + ".tmp";
@@ -66,16 +61,20 @@ public sealed class FileGrainStorage(string folder, bool fsync, IGrainStorageSer
     public async Task ClearStateAsync<T>(string stateName, GrainId grainId, IGrainState<T> grainState)
     {
         var path = PathOf(stateName, grainId);
-        var stored = await StoredETagAsync(path);
-        if (stored != grainState.ETag)
-        {
-            throw new InconsistentStateException($"ETag mismatch clearing {stateName} of {grainId}", stored, grainState.ETag);
-        }
-
+        await CheckETagAsync(path, "clearing", stateName, grainId, grainState.ETag);
         File.Delete(path);
         grainState.ETag = null;
         grainState.RecordExists = false;
         grainState.State = Activator.CreateInstance<T>();
+    }
+
+    /// <summary>Returns the stored ETag, or throws as Orleans' providers do if the grain's does not match it.</summary>
+    private static async Task<string?> CheckETagAsync(string path, string operation, string stateName, GrainId grainId, string? expected)
+    {
+        var stored = await StoredETagAsync(path);
+        return stored == expected
+            ? stored
+            : throw new InconsistentStateException($"ETag mismatch {operation} {stateName} of {grainId}", stored, expected);
     }
 
     private static async Task<string?> StoredETagAsync(string path)

@@ -24,13 +24,13 @@ internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Acto
     /// <exception cref="LogCorruptedException">A segment is damaged other than at the torn tail of a logger's last segment.</exception>
     public LogImage Fold(IReadOnlyList<(string File, bool IsLast)> segments, long abortedUpTo, out FoldStatistics statistics)
     {
-        // Pass 1: the decisions. Torn tails are cut here, so pass 2 reads whole files only.
+        // Pass 1: the decisions, from the record headers alone. Torn tails are cut here, so pass 2 reads whole files only.
         var committedActs = new HashSet<long>();
         var committedBatches = new HashSet<long>();
         var maxId = -1L;
         foreach (var (file, isLast) in segments)
         {
-            foreach (var record in LogSegmentReader.Read(file, isLast))
+            foreach (var record in LogSegmentReader.Read(file, isLast, headersOnly: true))
             {
                 maxId = Math.Max(maxId, record.Id);
                 if (record.Type == LogRecordType.Committed)

@@ -58,20 +58,24 @@ internal sealed record LogRecord(LogRecordType Type, LoggedTxnKind Kind, long Id
         return bytes;
     }
 
+    /// <summary>Decodes only the type, kind and id of a payload whose checksum matched (null if they do not parse).</summary>
+    public static LogRecord? DecodeHeader(ReadOnlySpan<byte> span) =>
+        span.Length < 10 || !Enum.IsDefined((LogRecordType)span[0]) || !Enum.IsDefined((LoggedTxnKind)span[1])
+            ? null
+            : new LogRecord((LogRecordType)span[0], (LoggedTxnKind)span[1], BinaryPrimitives.ReadInt64LittleEndian(span[2..]));
+
     /// <summary>Decodes a payload whose checksum matched; returns null if it does not parse (a bug or a foreign file).</summary>
     public static LogRecord? Decode(ReadOnlySpan<byte> span)
     {
-        if (span.Length < 10 || !Enum.IsDefined((LogRecordType)span[0]) || !Enum.IsDefined((LoggedTxnKind)span[1]))
+        if (DecodeHeader(span) is not { } header)
         {
             return null;
         }
 
-        var type = (LogRecordType)span[0];
-        var kind = (LoggedTxnKind)span[1];
-        var id = BinaryPrimitives.ReadInt64LittleEndian(span[2..]);
+        var (type, kind, id) = (header.Type, header.Kind, header.Id);
         if (type == LogRecordType.Committed)
         {
-            return span.Length == 10 ? new LogRecord(type, kind, id) : null;
+            return span.Length == 10 ? header : null;
         }
 
         var at = 10;
