@@ -12,7 +12,9 @@ public sealed class BrokenScheduleTests(UnsafeReadsClusterFixture fixture, ITest
         var shape = new RandomWorkloadShape(HotActors: 2, ColdActors: 4, HotProbability: 0.8, WriteProbability: 0.5, UserAbortProbability: 0);
         var problems = await BrokenRuns.FindProblems(fixture.Client, shape, output);
 
-        Assert.Contains(problems, p => p.Contains("cycle") || p.Contains("no prefix"));
+        // Unlocked reads show up as a cycle, a read that no write order explains, or a lost update (a committed
+        // write overwritten by a transaction that read before it): whichever the timing produced.
+        Assert.Contains(problems, p => p.Contains("cycle") || p.Contains("no prefix") || p.Contains("is missing"));
     }
 }
 
@@ -24,7 +26,7 @@ public sealed class BrokenHybridScheduleTests(UnsafeHybridClusterFixture fixture
     {
         // User aborts make batches abort after ACTs read from them; without the wait for max(BeforeSet) such an
         // ACT commits what it read from the aborted batch.
-        Assert.NotEmpty(await BrokenRuns.FindProblems(fixture.Client, BrokenRuns.HybridShape with { UserAbortProbability = 0.05 }, output));
+        Assert.NotEmpty(await BrokenRuns.FindProblems(fixture.Client, BrokenRuns.HybridShape with { UserAbortProbability = 0.1 }, output));
     }
 }
 
@@ -44,11 +46,14 @@ internal static class BrokenRuns
     public static RandomWorkloadShape HybridShape { get; } =
         new(HotActors: 2, ColdActors: 4, HotProbability: 0.8, WriteProbability: 0.7, UserAbortProbability: 0, PactFraction: 0.5);
 
-    /// <summary>Runs seeded rounds until the checker reports something (or six rounds pass).</summary>
+    /// <summary>
+    /// Runs seeded rounds until the checker reports something (or twelve rounds pass): the broken schedules need
+    /// an unlucky interleaving, which a loaded machine (CI) produces less often.
+    /// </summary>
     public static async Task<IReadOnlyList<string>> FindProblems(IGrainFactory grains, RandomWorkloadShape shape, ITestOutputHelper output)
     {
         IReadOnlyList<string> problems = [];
-        for (var round = 0; round < 6 && problems.Count == 0; round++)
+        for (var round = 0; round < 12 && problems.Count == 0; round++)
         {
             var workload = new RandomHistory(grains, ClusterFixture.NewIds(shape.HotActors + shape.ColdActors)[0], shape);
             var (history, final) = await workload.RunAsync(seed: 100 + round, transactions: 500, concurrency: 16, firstTxnId: (100 + round) * 1_000_000L);
