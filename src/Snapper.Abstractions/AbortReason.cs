@@ -59,4 +59,10 @@ public enum AbortReason
     /// ACT safe. Such aborts can be false ones; retrying usually succeeds.
     /// </summary>
     SerializabilityIncompleteAfterSet,
+
+    /// <summary>
+    /// The write-ahead log could not make the commit durable (the disk failed). The silo's log refuses every later
+    /// write, so nothing commits until the silo is restarted; recovery then holds no trace of this transaction.
+    /// </summary>
+    LogWriteFailed,
 }

@@ -23,8 +23,15 @@ public enum PrepareVote
 /// True if that part cannot still change the check's outcome: a batch is scheduled after the ACT here, or every
 /// batch up to the ACT's max(BeforeSet) had already been delivered here, so any later one has a larger bid.
 /// </param>
+/// <param name="State">
+/// With a write-ahead log, a prepared participant's new state, serialized: the first actor logs it with its commit
+/// record (one append, see <c>TransactionalActor</c>), so the participant itself writes nothing before voting.
+/// </param>
+/// <param name="Seq">The participant's sequence number for <paramref name="State"/> (its place in the actor's commit order).</param>
 [GenerateSerializer, Immutable, Alias("snapper.prepare-result")]
 public readonly record struct PrepareResult(
     [property: Id(0)] PrepareVote Vote,
     [property: Id(1)] long MinAfterBid = -1,
-    [property: Id(2)] bool AfterSetComplete = false);
+    [property: Id(2)] bool AfterSetComplete = false,
+    [property: Id(3)] byte[]? State = null,
+    [property: Id(4)] long Seq = 0);

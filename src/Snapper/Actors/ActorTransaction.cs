@@ -56,7 +56,7 @@ internal sealed class ActorTransaction<TState>(TxnContext context, bool isRoot)
     /// <summary>Actors this transaction touched through calls made from here (transitively).</summary>
     public HashSet<GrainId> Participants { get; } = new();
 
-    /// <summary>First actor only: the write of its commit decision, while it is under way (a participant's Resolve then waits for it).</summary>
+    /// <summary>First actor only: the append of its commit decision once queued; completes when durable. A participant's Resolve then answers committed.</summary>
     public Task? CommitLogging { get; set; }
 
     /// <summary>Set when the transaction can no longer commit; the first failure wins.</summary>

@@ -373,20 +373,24 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             return doomed;
         }
 
-        // The decision is taken here: logged (CoordCommit, with this actor's state if it wrote) before anyone hears
-        // of it, and remembered before any commit message so that Resolve answers it.
+        // The decision is taken here. With a log, one append on the ordered logger carries every writer's new state
+        // and the commit record; the transaction is then installed and its locks released at once, before the append
+        // is durable (early lock release), and only its client waits for the disk. This is safe because whatever
+        // reads the released state can only commit through a record appended later to the same ordered logger
+        // (WriteAheadLog.AppendInOrderAsync), which a crash cannot keep while losing this one. Taken from the
+        // decision on, the outcome is remembered before any commit message so that Resolve answers it.
         var writers = participants.Where((_, i) => votes[i].Vote == PrepareVote.Prepared).ToArray();
+        Task? durable = null;
         if (_runtime.Log.Enabled && (txn.Wrote || writers.Length > 0))
         {
-            txn.CommitLogging = LogCommitAsync(txn);
             try
             {
-                await txn.CommitLogging;
+                durable = txn.CommitLogging = LogCommit(txn, participants, votes);
             }
             catch (Exception exception)
             {
-                _logger.LogCritical(exception, "CoordCommit of transaction {Tid} could not be written; aborting it", txn.Tid);
-                return new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed, $"its commit could not be logged: {exception.Message}", exception);
+                _logger.LogCritical(exception, "Commit record of transaction {Tid} could not be queued; aborting it", txn.Tid);
+                return new TransactionAbortedException(txn.Tid, AbortReason.LogWriteFailed, $"its commit could not be logged: {exception.Message}", exception);
             }
         }
 
@@ -408,38 +412,46 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             }
         }
 
+        if (durable is not null)
+        {
+            try
+            {
+                await durable;
+            }
+            catch (Exception exception)
+            {
+                // The log refuses every write after a failed one (Logger), so nothing that read this transaction's
+                // writes can commit either; after a restart the transaction is simply absent.
+                _logger.LogCritical(exception, "Commit record of transaction {Tid} could not be written; the silo must be restarted", txn.Tid);
+                return new TransactionAbortedException(txn.Tid, AbortReason.LogWriteFailed, $"its commit could not be made durable: {exception.Message}", exception);
+            }
+        }
+
         return null;
     }
 
-    private Task LogCommitAsync(Actors.ActorTransaction<TState> txn)
+    /// <summary>
+    /// Queues the transaction's commit: every prepared participant's new state (carried by its vote), this actor's
+    /// own if it wrote, then the commit record, as one append, so recovery finds all of them or none is committed.
+    /// </summary>
+    private Task LogCommit(Actors.ActorTransaction<TState> txn, GrainId[] participants, PrepareResult[] votes)
     {
-        var commit = Logging.LogRecord.Committed(Logging.LoggedTxnKind.Act, txn.Tid);
-        return txn.Wrote
-            ? _runtime.Log.AppendAsync(_self, Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, txn.Tid, _self, _state.NextSeq(), _runtime.Serialize(txn.Working!)), commit)
-            : _runtime.Log.AppendAsync(_self, commit);
-    }
-
-    /// <summary>A participant's Prepare record (its new state), durable before it votes yes.</summary>
-    private async Task<PrepareResult> LogPreparedAsync(Actors.ActorTransaction<TState> txn, PrepareResult vote)
-    {
-        try
+        var records = new List<Logging.LogRecord>(participants.Length + 2);
+        for (var i = 0; i < participants.Length; i++)
         {
-            await _runtime.Log.AppendAsync(_self, Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, txn.Tid, _self, _state.NextSeq(), _runtime.Serialize(txn.Working!)));
-        }
-        catch (Exception exception)
-        {
-            _logger.LogError(exception, "Prepare record of transaction {Tid} could not be written; voting no", txn.Tid);
-            txn.Doom(new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed, $"its prepare could not be logged: {exception.Message}", exception));
-            if (txn.Phase == Actors.ActorTxnPhase.Prepared)
+            if (votes[i] is { Vote: PrepareVote.Prepared, State: { } state, Seq: var seq })
             {
-                End(txn, TxnOutcome.Aborted);
+                records.Add(Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, txn.Tid, participants[i], seq, state));
             }
-
-            return new PrepareResult(PrepareVote.No);
         }
 
-        // Aborted while the record was written (the first actor gave up): the record is harmless without a commit.
-        return txn.Phase == Actors.ActorTxnPhase.Prepared ? vote : new PrepareResult(PrepareVote.No);
+        if (txn.Wrote)
+        {
+            records.Add(Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, txn.Tid, _self, _state.NextSeq(), _runtime.Serialize(txn.Working!)));
+        }
+
+        records.Add(Logging.LogRecord.Committed(Logging.LoggedTxnKind.Act, txn.Tid));
+        return _runtime.Log.AppendInOrderAsync([.. records]);
     }
 
     /// <summary>
@@ -575,8 +587,10 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
 
         txn.Phase = Actors.ActorTxnPhase.Prepared;
         txn.Touch();
-        var prepared = new PrepareResult(PrepareVote.Prepared, minAfterBid, complete);
-        return _runtime.Log.Enabled ? LogPreparedAsync(txn, prepared) : Task.FromResult(prepared);
+        // With a log, the vote carries the new state; the first actor logs it with the decision (see LogCommit).
+        return Task.FromResult(_runtime.Log.Enabled
+            ? new PrepareResult(PrepareVote.Prepared, minAfterBid, complete, _runtime.Serialize(txn.Working!), _state.NextSeq())
+            : new PrepareResult(PrepareVote.Prepared, minAfterBid, complete));
     }
 
     Task IActParticipant.Commit(long tid, long maxBeforeBid)
@@ -601,23 +615,23 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         return Task.CompletedTask;
     }
 
-    async Task<TxnOutcome> IActParticipant.Resolve(long tid)
+    Task<TxnOutcome> IActParticipant.Resolve(long tid)
     {
-        if (_transactions.TryGetValue(tid, out var txn) && txn.CommitLogging is { } logging)
+        if (_transactions.TryGetValue(tid, out var txn) && txn.CommitLogging is not null)
         {
-            // Decided, and the decision is being written: it stands once durable.
-            await logging;
-            return TxnOutcome.Committed;
+            // Decided, and the commit record queued: the participant may install its state now, as the commit
+            // message would let it (early lock release, see CommitAsync's decision).
+            return Task.FromResult(TxnOutcome.Committed);
         }
 
         if (_transactions.TryGetValue(tid, out txn))
         {
             // Undecided: deciding "abort" now is always safe, and the first actor will act on it.
             txn.Doom(new TransactionAbortedException(tid, AbortReason.ParticipantTimeout, "a participant timed out waiting for the decision."));
-            return TxnOutcome.Aborted;
+            return Task.FromResult(TxnOutcome.Aborted);
         }
 
-        return _ended.TryGet(tid, out var outcome) ? outcome : TxnOutcome.Aborted;
+        return Task.FromResult(_ended.TryGet(tid, out var outcome) ? outcome : TxnOutcome.Aborted);
     }
 
     private Actors.ActorTransaction<TState> Begin(TxnContext context, bool isRoot)

@@ -133,8 +133,13 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
     /// <summary>Appends records on the actor's logger (chosen by hashing its id); completes when durable.</summary>
     public Task AppendAsync(GrainId actor, params LogRecord[] records) => Append(actor.GetUniformHashCode() % (uint)_loggers.Length, records);
 
-    /// <summary>Appends coordinator records (commit decisions) on a logger chosen by the id; completes when durable.</summary>
-    public Task AppendAsync(long id, params LogRecord[] records) => Append((ulong)id % (ulong)_loggers.Length, records);
+    /// <summary>
+    /// Appends batch commit records, always on the first logger; completes when durable. One logger writes its
+    /// appends in order, each group only after the previous one's fsync, so a commit record that survives a crash
+    /// implies every commit record appended before it survived too: callers may append the next batches' records
+    /// before the previous ones are durable and still never leave a later batch committed without an earlier one.
+    /// </summary>
+    public Task AppendInOrderAsync(params LogRecord[] records) => Append(0, records);
 
     /// <summary>
     /// Takes a checkpoint now: cuts the log, folds everything below the cut into a new checkpoint file, and deletes

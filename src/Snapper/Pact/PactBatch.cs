@@ -16,6 +16,9 @@ internal sealed class PactBatch(long bid, GrainId[] participants)
     /// <summary>Its BatchCommit record is being written: it commits, and a cascading abort leaves it alone.</summary>
     public bool Committing { get; set; }
 
+    /// <summary>Its BatchCommit record is durable; it commits once every earlier batch has.</summary>
+    public bool CommitLogged { get; set; }
+
     /// <summary>Completes with null when the batch commits, or with the abort of the PACT that failed it.</summary>
     public TaskCompletionSource<TransactionAbortedException?> Outcome { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
 }

@@ -55,7 +55,8 @@ internal sealed class PactService : IDisposable
     private long _forgottenBelow = -1;
     private long _lastCommittedBid = -1;
     private long _deliveredBid = -1;
-    private bool _commitLogging;
+    // Set when a BatchCommit record could not be written: from then on no batch commits.
+    private bool _commitStopped;
     private readonly TimeSpan _executionTimeout;
     private readonly ITimer _watchdog;
     private PactToken? _parked = new();
@@ -297,48 +298,52 @@ internal sealed class PactService : IDisposable
     }
 
     /// <summary>
-    /// Commits, in bid order, every batch at the head that all participants reported complete. With a log, their
-    /// BatchCommit records are written first, one group at a time (the next group waits for the write in flight),
-    /// and only then do actors install the versions and clients hear the outcome.
+    /// Commits, in bid order, every batch at the head that all participants reported complete. With a log, each
+    /// such batch's BatchCommit record is appended as soon as the batch is ready, without waiting for the records
+    /// appended before it (they all go to one logger, which keeps them in order, see
+    /// <see cref="WriteAheadLog.AppendInOrderAsync"/>); a batch is applied (actors install its versions, its
+    /// clients hear) once its record is durable and every earlier batch has been applied.
     /// </summary>
     private void CommitInOrder()
     {
         if (!Log.Enabled)
         {
-            ApplyCommits(int.MaxValue);
+            ApplyCommits();
             return;
         }
 
-        if (_commitLogging)
+        if (_commitStopped)
         {
-            return; // the write in flight calls back here when it is done
+            return;
         }
 
-        var ready = new List<long>();
-        foreach (var (bid, batch) in _uncommitted)
+        List<PactBatch>? ready = null;
+        foreach (var batch in _uncommitted.Values)
         {
             if (batch.Pending > 0)
             {
                 break;
             }
 
-            batch.Committing = true;
-            ready.Add(bid);
+            if (!batch.Committing)
+            {
+                batch.Committing = true;
+                (ready ??= []).Add(batch);
+            }
         }
 
-        if (ready.Count > 0)
+        if (ready is not null)
         {
-            _commitLogging = true;
             _ = LogThenCommitAsync(ready);
         }
     }
 
-    private async Task LogThenCommitAsync(List<long> bids)
+    private async Task LogThenCommitAsync(List<PactBatch> batches)
     {
         Exception? failure = null;
         try
         {
-            await Log.AppendAsync(bids[0], [.. bids.Select(bid => LogRecord.Committed(LoggedTxnKind.Batch, bid))]);
+            await Log.AppendInOrderAsync([.. batches.Select(batch => LogRecord.Committed(LoggedTxnKind.Batch, batch.Bid))]);
         }
         catch (Exception exception)
         {
@@ -347,30 +352,31 @@ internal sealed class PactService : IDisposable
 
         lock (_gate)
         {
-            _commitLogging = false;
-            if (failure is null)
-            {
-                ApplyCommits(bids.Count);
-            }
-            else
+            if (failure is not null)
             {
                 // Unknown whether the records reached the disk: the silo cannot promise either outcome, so it stops
                 // committing (clients time out) rather than report one that recovery might contradict.
-                _logger.LogCritical(failure, "BatchCommit records for batches {First}..{Last} could not be written; PACT commits are stopped", bids[0], bids[^1]);
-                _commitLogging = true;
+                _logger.LogCritical(failure, "BatchCommit records for batches {First}..{Last} could not be written; PACT commits are stopped", batches[0].Bid, batches[^1].Bid);
+                _commitStopped = true;
                 return;
             }
 
-            CommitInOrder();
+            foreach (var batch in batches)
+            {
+                batch.CommitLogged = true;
+            }
+
+            ApplyCommits();
         }
     }
 
-    private void ApplyCommits(int count)
+    /// <summary>Applies the batches at the head that may commit: all complete and, with a log, their records durable.</summary>
+    private void ApplyCommits()
     {
-        for (var applied = 0; applied < count && _uncommitted.Count > 0; applied++)
+        while (_uncommitted.Count > 0)
         {
             var (bid, batch) = _uncommitted.First();
-            if (batch.Pending > 0)
+            if (batch.Pending > 0 || (Log.Enabled && !batch.CommitLogged) || _commitStopped)
             {
                 return;
             }

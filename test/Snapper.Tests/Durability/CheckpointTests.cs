@@ -38,7 +38,7 @@ public sealed class CheckpointTests : IDisposable
     private static async Task WriteHistoryBeforeCheckpointAsync(WriteAheadLog log)
     {
         await log.AppendAsync(A, State(LoggedTxnKind.Act, 10, A, 1, 1));
-        await log.AppendAsync(10, LogRecord.Committed(LoggedTxnKind.Act, 10));
+        await log.AppendInOrderAsync(LogRecord.Committed(LoggedTxnKind.Act, 10));
         await log.AppendAsync(B, State(LoggedTxnKind.Batch, 20, B, 1, 2));
         await log.AppendAsync(A, State(LoggedTxnKind.Act, 11, A, 2, 3));
     }
@@ -58,7 +58,7 @@ public sealed class CheckpointTests : IDisposable
             Assert.All(written, f => Assert.False(File.Exists(f), $"{f} is covered by the checkpoint but was not deleted"));
 
             // The batch's decision comes after the cut.
-            await log.AppendAsync(20, LogRecord.Committed(LoggedTxnKind.Batch, 20));
+            await log.AppendInOrderAsync(LogRecord.Committed(LoggedTxnKind.Batch, 20));
         }
 
         await using var recovered = Open();
