@@ -2,11 +2,12 @@ using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Snapper.Hosting;
 
-// Usage: Snapper.CrashHost <data folder> <silo port> <gateway port>. Prints "ready" once the silo accepts
-// clients; runs until killed (the crash tests send SIGKILL) or stopped.
-if (args.Length != 3 || !int.TryParse(args[1], out var siloPort) || !int.TryParse(args[2], out var gatewayPort))
+// Usage: Snapper.CrashHost <data folder> <silo port> <gateway port> <loggers>. Prints "ready" once the silo
+// accepts clients; runs until killed (the crash tests send SIGKILL) or stopped.
+if (args.Length != 4 || !int.TryParse(args[1], out var siloPort) || !int.TryParse(args[2], out var gatewayPort)
+    || !int.TryParse(args[3], out var loggers))
 {
-    Console.Error.WriteLine("usage: Snapper.CrashHost <data folder> <silo port> <gateway port>");
+    Console.Error.WriteLine("usage: Snapper.CrashHost <data folder> <silo port> <gateway port> <loggers>");
     return 2;
 }
 
@@ -17,7 +18,7 @@ builder.UseOrleans(silo => silo
     .AddSnapper(o =>
     {
         o.DataFolder = args[0];
-        o.Loggers = 2;
+        o.Loggers = loggers;
         o.Coordinators = 4;
 
         // Far more often than in production, so that kills also land during checkpoints and segment deletion.

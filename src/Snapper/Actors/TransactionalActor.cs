@@ -454,6 +454,29 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         return _runtime.Log.AppendInOrderAsync([.. records]);
     }
 
+    /// <summary>A participant's Prepare record (its new state) on its own logger, durable before it votes yes (several loggers only).</summary>
+    private async Task<PrepareResult> LogPreparedAsync(Actors.ActorTransaction<TState> txn, PrepareResult vote, Logging.LogRecord state)
+    {
+        try
+        {
+            await _runtime.Log.AppendStateAsync(_self, state);
+        }
+        catch (Exception exception)
+        {
+            _logger.LogError(exception, "Prepare record of transaction {Tid} could not be written; voting no", txn.Tid);
+            txn.Doom(new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed, $"its prepare could not be logged: {exception.Message}", exception));
+            if (txn.Phase == Actors.ActorTxnPhase.Prepared)
+            {
+                End(txn, TxnOutcome.Aborted);
+            }
+
+            return new PrepareResult(PrepareVote.No);
+        }
+
+        // Aborted while the record was written (the first actor gave up): the record is harmless without a commit.
+        return txn.Phase == Actors.ActorTxnPhase.Prepared ? vote : new PrepareResult(PrepareVote.No);
+    }
+
     /// <summary>
     /// This actor's part of the ACT's AfterSet: the first batch after it here (-1 if none), and whether the part is
     /// complete for the check. The delivered watermark is read before the schedule: every batch up to it is then
@@ -587,10 +610,19 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
 
         txn.Phase = Actors.ActorTxnPhase.Prepared;
         txn.Touch();
-        // With a log, the vote carries the new state; the first actor logs it with the decision (see LogCommit).
-        return Task.FromResult(_runtime.Log.Enabled
-            ? new PrepareResult(PrepareVote.Prepared, minAfterBid, complete, _runtime.Serialize(txn.Working!), _state.NextSeq())
-            : new PrepareResult(PrepareVote.Prepared, minAfterBid, complete));
+        var prepared = new PrepareResult(PrepareVote.Prepared, minAfterBid, complete);
+        if (!_runtime.Log.Enabled)
+        {
+            return Task.FromResult(prepared);
+        }
+
+        // With one ordered logger the vote carries the new state and the first actor logs it with the decision (see
+        // LogCommit); with several, the participant makes it durable on its own logger before voting.
+        var state = _runtime.Serialize(txn.Working!);
+        var seq = _state.NextSeq();
+        return _runtime.Log.StatesDurableBeforeVote
+            ? LogPreparedAsync(txn, prepared, Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, tid, _self, seq, state))
+            : Task.FromResult(prepared with { State = state, Seq = seq });
     }
 
     Task IActParticipant.Commit(long tid, long maxBeforeBid)

@@ -88,8 +88,10 @@ internal sealed class PactService : IDisposable
     public WriteAheadLog Log { get; }
 
     /// <summary>
-    /// BatchComplete from <paramref name="actor"/>, after its new state (if the sub-batch took a copy) is durable
-    /// (thesis Fig. 3.7). If the write fails, the batch aborts: its vote cannot be trusted to survive a crash.
+    /// BatchComplete from <paramref name="actor"/>, after its new state (if the sub-batch took a copy) is logged
+    /// (thesis Fig. 3.7): queued ahead of the batch's commit record on the ordered logger, or, with several loggers,
+    /// durable on the actor's own (<see cref="WriteAheadLog.StatesDurableBeforeVote"/>). If the write fails, the
+    /// batch aborts: its vote cannot be trusted to survive a crash.
     /// </summary>
     public async Task LogThenCompleteAsync(long bid, GrainId actor, object? version, long seq)
     {
@@ -97,7 +99,11 @@ internal sealed class PactService : IDisposable
         {
             try
             {
-                await Log.AppendAsync(actor, LogRecord.StateWritten(LoggedTxnKind.Batch, bid, actor, seq, _serializer.SerializeToArray(version)));
+                var written = Log.AppendStateAsync(actor, LogRecord.StateWritten(LoggedTxnKind.Batch, bid, actor, seq, _serializer.SerializeToArray(version)));
+                if (Log.StatesDurableBeforeVote)
+                {
+                    await written;
+                }
             }
             catch (Exception exception)
             {

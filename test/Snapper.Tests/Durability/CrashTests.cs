@@ -37,7 +37,10 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
         var random = new Random(2026);
         var totals = new Dictionary<Outcome, int>();
         Round? previous = null;
-        var silo = await SiloProcess.StartAsync(_folder);
+        // The silo alternates between one ordered logger and two (WriteAheadLog.StatesDurableBeforeVote), so both
+        // logging schemes are killed, and each restart also recovers a folder the other one wrote.
+        static int LoggersAt(int point) => 1 + (point % 2);
+        var silo = await SiloProcess.StartAsync(_folder, LoggersAt(0));
         try
         {
             for (var point = 0; point < KillPoints; point++)
@@ -62,7 +65,7 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
                 await silo.DisposeAsync();
                 var disposed = clock.Elapsed;
 
-                silo = await SiloProcess.StartAsync(_folder);
+                silo = await SiloProcess.StartAsync(_folder, LoggersAt(point + 1));
                 output.WriteLine($"point {point}: opened {opened.TotalSeconds:0.0} s, killed {killed.TotalSeconds:0.0} s, disposed {disposed.TotalSeconds:0.0} s, restarted {clock.Elapsed.TotalSeconds:0.0} s");
                 foreach (var (outcome, count) in round.Counts())
                 {

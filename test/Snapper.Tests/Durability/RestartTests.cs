@@ -20,9 +20,10 @@ public sealed class RestartTests : IDisposable
         }
     }
 
-    private Task<InProcessTestCluster> StartAsync(TimeSpan? checkpointInterval = null) => ClusterFixture.StartAsync(o =>
+    private Task<InProcessTestCluster> StartAsync(TimeSpan? checkpointInterval = null, int loggers = 1) => ClusterFixture.StartAsync(o =>
     {
         o.DataFolder = _folder;
+        o.Loggers = loggers;
         o.CheckpointInterval = checkpointInterval ?? o.CheckpointInterval;
     });
 
@@ -32,14 +33,15 @@ public sealed class RestartTests : IDisposable
         ActorAccessInfo.Of([.. ids.Select(id => (IAddressable)Account(grains, id))]);
 
     [Theory]
-    [InlineData(0)]  // no checkpoints: recovery replays the whole log
-    [InlineData(20)] // checkpoints while transactions run: recovery starts from the newest one
-    public async Task Committed_acts_and_pacts_survive_a_restart_and_aborted_ones_leave_nothing(int checkpointMilliseconds)
+    [InlineData(0, 1)]  // no checkpoints: recovery replays the whole log
+    [InlineData(20, 1)] // checkpoints while transactions run: recovery starts from the newest one
+    [InlineData(20, 3)] // several loggers: states made durable on each actor's logger before it votes
+    public async Task Committed_acts_and_pacts_survive_a_restart_and_aborted_ones_leave_nothing(int checkpointMilliseconds, int loggers)
     {
         var interval = TimeSpan.FromMilliseconds(checkpointMilliseconds);
         long[] ids = [1, 2, 3, 4];
         AccountState[] before;
-        await using (var cluster = await StartAsync(interval))
+        await using (var cluster = await StartAsync(interval, loggers))
         {
             var grains = cluster.Client;
             foreach (var id in ids)

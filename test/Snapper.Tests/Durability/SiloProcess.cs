@@ -21,7 +21,8 @@ internal sealed class SiloProcess : IAsyncDisposable
     public IClusterClient Client => _client.Services.GetRequiredService<IClusterClient>();
 
     /// <summary>Starts the silo, waits for "ready" (after recovery), and connects a client.</summary>
-    public static async Task<SiloProcess> StartAsync(string dataFolder)
+    /// <summary>Starts a crash host silo on <paramref name="dataFolder"/> with <paramref name="loggers"/> loggers (1: one ordered log; more: states durable before votes).</summary>
+    public static async Task<SiloProcess> StartAsync(string dataFolder, int loggers)
     {
         var (siloPort, gatewayPort) = (FreePort(), FreePort());
         var dotnet = Environment.GetEnvironmentVariable("DOTNET_HOST_PATH") ?? "dotnet";
@@ -31,7 +32,7 @@ internal sealed class SiloProcess : IAsyncDisposable
             RedirectStandardError = true,
             UseShellExecute = false,
         };
-        foreach (var argument in (string[])["exec", Path.Combine(AppContext.BaseDirectory, "Snapper.CrashHost.dll"), dataFolder, $"{siloPort}", $"{gatewayPort}"])
+        foreach (var argument in (string[])["exec", Path.Combine(AppContext.BaseDirectory, "Snapper.CrashHost.dll"), dataFolder, $"{siloPort}", $"{gatewayPort}", $"{loggers}"])
         {
             info.ArgumentList.Add(argument);
         }
