@@ -393,6 +393,12 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
                 return new TransactionAbortedException(txn.Tid, AbortReason.LogWriteFailed, $"its commit could not be logged: {exception.Message}", exception);
             }
         }
+        else if (_runtime.Log.Enabled)
+        {
+            // Read-only: nothing to log, but what it read may come from a transaction whose commit record is not
+            // durable yet; its client hears only once that record is.
+            durable = _runtime.Log.WhenInOrderDurableAsync();
+        }
 
         End(txn, TxnOutcome.Committed);
         if (writers.Length > 0)

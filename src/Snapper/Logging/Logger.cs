@@ -165,8 +165,14 @@ internal sealed class Logger : IAsyncDisposable
                 }
             }
 
-            _segment.Flush(flushToDisk: _fsync);
-            _metrics.LogFlushed(bytes, _fsync);
+            // A group of barriers only (see WriteAheadLog.WhenInOrderDurableAsync) has nothing to write: everything
+            // queued before it was fsynced by an earlier group.
+            if (bytes > 0)
+            {
+                _segment.Flush(flushToDisk: _fsync);
+                _metrics.LogFlushed(bytes, _fsync);
+            }
+
             for (var i = from; i < to; i++)
             {
                 group[i].Done.TrySetResult(0);

@@ -164,6 +164,13 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
     public Task AppendInOrderAsync(params LogRecord[] records) => Append(0, records);
 
     /// <summary>
+    /// Completes when everything appended in order so far is durable, without writing anything itself (no fsync of
+    /// its own). A read-only transaction waits for it before its client hears "committed": it may have read writes
+    /// of a transaction released before its commit record was durable.
+    /// </summary>
+    public Task WhenInOrderDurableAsync() => Append(0, []);
+
+    /// <summary>
     /// Takes a checkpoint now: cuts the log, folds everything below the cut into a new checkpoint file, and deletes
     /// the segments and checkpoints it replaces. Runs one at a time; the silo keeps logging meanwhile.
     /// </summary>
