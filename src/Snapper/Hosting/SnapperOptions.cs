@@ -90,8 +90,11 @@ public sealed class SnapperOptions
     /// </summary>
     public bool LogFsync { get; set; } = true;
 
-    /// <summary>Size at which a logger starts a new segment file. Default: 64 MiB.</summary>
-    public long LogSegmentBytes { get; set; } = 64L * 1024 * 1024;
+    /// <summary>
+    /// Size at which a logger starts a new segment file. Segments are preallocated (zero-filled ahead of use, so that
+    /// an fsync flushes data only): a logger that writes keeps up to two of this size on disk. Default: 16 MiB.
+    /// </summary>
+    public long LogSegmentBytes { get; set; } = 16L * 1024 * 1024;
 
     /// <summary>
     /// How often the write-ahead log is checkpointed: the committed state of every actor is written to a checkpoint

@@ -17,10 +17,17 @@ internal static class LogSegmentReader
         var offset = 0;
         while (offset < bytes.Length)
         {
+            if (IsZeroFilledFrom(bytes, offset))
+            {
+                // The preallocated rest of the segment (see Logger): nothing was written here.
+                yield break;
+            }
+
             var problem = NextFrame(bytes, offset, headersOnly, out var record, out var frameEnd);
             if (problem is not null)
             {
-                if (isLastSegment && frameEnd >= bytes.Length)
+                // A torn frame is the last thing written: nothing but preallocated zeros may follow it.
+                if (isLastSegment && (frameEnd >= bytes.Length || IsZeroFilledFrom(bytes, (int)frameEnd)))
                 {
                     using (var file = new FileStream(path, FileMode.Open, FileAccess.Write))
                     {
@@ -38,6 +45,8 @@ internal static class LogSegmentReader
             offset = (int)frameEnd;
         }
     }
+
+    private static bool IsZeroFilledFrom(byte[] bytes, int offset) => !bytes.AsSpan(offset).ContainsAnyExcept((byte)0);
 
     private static string? NextFrame(byte[] bytes, int offset, bool headersOnly, out LogRecord? record, out long frameEnd)
     {

@@ -21,6 +21,17 @@ namespace Snapper.Logging;
 /// The loop runs on a thread of its own, not the thread pool: a write and fsync block for as long as the disk takes,
 /// and on a small machine two loggers blocking pool threads would starve the grains whose records they wait for
 /// (measured: PACT latency doubled, see issue #11's note).
+/// <para>
+/// Segments are preallocated: once the current segment is half full, a spare file of the full segment size is filled
+/// with zeros and fsynced in the background, and the next segment is that file, renamed. Appends then overwrite
+/// blocks that already exist, so their fsync flushes data only, without the file-size and block-allocation changes
+/// that make the file system commit its journal on every fsync of a growing file (measured on this machine's ext4:
+/// a 4.6 KB append plus fsync took 0.42-0.46 ms into a zero-filled file, 0.55-0.89 ms into a growing one). The zeros
+/// after the last record read as the end of the segment (<see cref="LogSegmentReader"/>); a record is never empty,
+/// so a frame of zeros is never a record. Before the first spare is ready a segment simply grows, as it would without
+/// preallocation. The rename is made durable by the first fsync of the renamed file, as journaling file systems
+/// (ext4, xfs) commit a file's namespace change with its next fsync.
+/// </para>
 /// </remarks>
 internal sealed class Logger : IAsyncDisposable
 {
@@ -32,8 +43,11 @@ internal sealed class Logger : IAsyncDisposable
     private readonly ILogger _logger;
     private readonly Thread _writer;
     private readonly TaskCompletionSource _stopped = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    private readonly CancellationTokenSource _stopping = new();
     private FileStream _segment;
     private long _segmentNumber;
+    private long _written;
+    private Task<bool>? _spare;
     private Exception? _failed;
 
     public Logger(string folder, long nextSegmentNumber, bool fsync, long segmentBytes, SnapperMetrics metrics, ILogger logger)
@@ -44,6 +58,7 @@ internal sealed class Logger : IAsyncDisposable
         _metrics = metrics;
         _logger = logger;
         _segmentNumber = FirstSegment = nextSegmentNumber;
+        File.Delete(SparePath); // possibly half filled by a silo that crashed
         _segment = OpenSegment(_segmentNumber);
         _writer = new Thread(WriteLoop) { IsBackground = true, Name = $"Snapper logger {Path.GetFileName(folder)}" };
         _writer.Start();
@@ -57,6 +72,9 @@ internal sealed class Logger : IAsyncDisposable
 
     /// <summary>The number of the segment the logger started with.</summary>
     public long FirstSegment { get; }
+
+    /// <summary>The spare being filled or ready (null if none is due yet); set before the append that made it due completes.</summary>
+    internal Task<bool>? Spare => Volatile.Read(ref _spare);
 
     /// <summary>The logger's folder.</summary>
     public string Folder => _folder;
@@ -96,10 +114,80 @@ internal sealed class Logger : IAsyncDisposable
         _queue.Writer.TryComplete();
         await _stopped.Task;
         await _segment.DisposeAsync();
+        await _stopping.CancelAsync();
+        if (_spare is not null)
+        {
+            await _spare;
+        }
+
+        _stopping.Dispose();
     }
 
-    private FileStream OpenSegment(long number) =>
-        new(Path.Combine(_folder, $"{number:D12}.wal"), FileMode.CreateNew, FileAccess.Write, FileShare.Read, bufferSize: 1 << 16);
+    /// <summary>The preallocated file that becomes the next segment; not a segment (not *.wal) until renamed.</summary>
+    private string SparePath => Path.Combine(_folder, "spare.segment");
+
+    /// <summary>Opens segment <paramref name="number"/>: the spare, renamed, if it is ready, else a new empty file.</summary>
+    private FileStream OpenSegment(long number)
+    {
+        var path = Path.Combine(_folder, $"{number:D12}.wal");
+        _written = 0;
+        if (_spare is { IsCompleted: true } spare)
+        {
+            _spare = null;
+            if (spare.Result)
+            {
+                File.Move(SparePath, path);
+                return new FileStream(path, FileMode.Open, FileAccess.Write, FileShare.Read, bufferSize: 1 << 16);
+            }
+        }
+
+        return new FileStream(path, FileMode.CreateNew, FileAccess.Write, FileShare.Read, bufferSize: 1 << 16);
+    }
+
+    /// <summary>Starts filling the spare once the current segment is half full (a silo that logs little never pays for one).</summary>
+    private void PrepareSpareIfDue()
+    {
+        if (_spare is null && _written >= _segmentBytes / 2)
+        {
+            Volatile.Write(ref _spare, Task.Factory.StartNew(FillSpare, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default));
+        }
+    }
+
+    /// <summary>Writes the spare: zeros up to the segment size, fsynced. False if it could not (the next segment then grows).</summary>
+    private bool FillSpare()
+    {
+        try
+        {
+            using var spare = new FileStream(SparePath, FileMode.Create, FileAccess.Write, FileShare.None, bufferSize: 1);
+            var zeros = new byte[1 << 20];
+            for (var filled = 0L; filled < _segmentBytes; filled += zeros.Length)
+            {
+                _stopping.Token.ThrowIfCancellationRequested();
+                spare.Write(zeros, 0, (int)Math.Min(zeros.Length, _segmentBytes - filled));
+            }
+
+            spare.Flush(flushToDisk: true);
+            return true;
+        }
+        catch (Exception exception)
+        {
+            if (exception is not OperationCanceledException)
+            {
+                _logger.LogWarning(exception, "Could not preallocate the next log segment in {Folder}; it will grow as it is written", _folder);
+            }
+
+            try
+            {
+                File.Delete(SparePath);
+            }
+            catch (IOException)
+            {
+                // Deleted at the next start.
+            }
+
+            return false;
+        }
+    }
 
     private void WriteLoop()
     {
@@ -171,6 +259,8 @@ internal sealed class Logger : IAsyncDisposable
             {
                 _segment.Flush(flushToDisk: _fsync);
                 _metrics.LogFlushed(bytes, _fsync);
+                _written += bytes;
+                PrepareSpareIfDue();
             }
 
             for (var i = from; i < to; i++)
@@ -178,7 +268,7 @@ internal sealed class Logger : IAsyncDisposable
                 group[i].Done.TrySetResult(0);
             }
 
-            if (_segment.Length >= _segmentBytes)
+            if (_written >= _segmentBytes)
             {
                 _segment.Dispose();
                 _segment = OpenSegment(++_segmentNumber);
@@ -205,7 +295,7 @@ internal sealed class Logger : IAsyncDisposable
         try
         {
             // An empty segment already starts after everything queued so far.
-            if (_segment.Length > 0)
+            if (_written > 0)
             {
                 _segment.Dispose();
                 _segment = OpenSegment(++_segmentNumber);

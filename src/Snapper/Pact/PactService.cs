@@ -41,6 +41,11 @@ internal sealed class PactService : IDisposable
     private readonly object _gate = new();
     private readonly PactCoordinator[] _ring;
     private readonly SortedDictionary<long, PactBatch> _uncommitted = new();
+
+    // With a log: the uncommitted batches whose commit record is not being written yet, in bid order (the tail of
+    // _uncommitted after the committing prefix). CommitInOrder looks only at these, so a BatchComplete does not walk
+    // the batches that wait for their records to become durable (dozens under skew, each time, under _gate).
+    private readonly Queue<PactBatch> _notCommitting = new();
     private readonly ConcurrentDictionary<GrainId, ActorSchedule> _schedules = new();
     private readonly ConcurrentDictionary<long, TransactionAbortedException> _doomed = new();
     private readonly IGrainFactory _grains;
@@ -261,6 +266,8 @@ internal sealed class PactService : IDisposable
                 _uncommitted.Remove(batch.Bid);
             }
 
+            _notCommitting.Clear();
+
             _abortedRanges.Enqueue((keptUpTo, _lastBid));
             if (_abortedRanges.Count > 4_096)
             {
@@ -324,18 +331,11 @@ internal sealed class PactService : IDisposable
         }
 
         List<PactBatch>? ready = null;
-        foreach (var batch in _uncommitted.Values)
+        while (_notCommitting.TryPeek(out var batch) && batch.Pending == 0)
         {
-            if (batch.Pending > 0)
-            {
-                break;
-            }
-
-            if (!batch.Committing)
-            {
-                batch.Committing = true;
-                (ready ??= []).Add(batch);
-            }
+            _notCommitting.Dequeue();
+            batch.Committing = true;
+            (ready ??= []).Add(batch);
         }
 
         if (ready is not null)
@@ -487,7 +487,12 @@ internal sealed class PactService : IDisposable
         lock (_gate)
         {
             _lastBid = bid;
-            _uncommitted.Add(bid, new PactBatch(bid, [.. subBatches.Keys]));
+            var batch = new PactBatch(bid, [.. subBatches.Keys]);
+            _uncommitted.Add(bid, batch);
+            if (Log.Enabled)
+            {
+                _notCommitting.Enqueue(batch);
+            }
             foreach (var (actor, list) in subBatches)
             {
                 var prev = token.PrevBid.GetValueOrDefault(actor, -1);

@@ -88,4 +88,66 @@ public sealed class LogFileTests : IDisposable
 
         Assert.Throws<LogCorruptedException>(() => LogSegmentReader.Read(segment, isLastSegment: false).ToList());
     }
+
+    /// <summary>
+    /// Writes a first segment past half its size (so the spare is filled), then past its end (so the next segment is
+    /// the spare, renamed), then <paramref name="tail"/> records into that preallocated segment.
+    /// </summary>
+    private async Task<string[]> WritePreallocatedSegment(int tail)
+    {
+        const int segmentBytes = 64 * 1024;
+        byte[][] Kilobytes(int count, int first) => Logger.Encode([.. Enumerable.Range(first, count).Select(i =>
+            LogRecord.StateWritten(LoggedTxnKind.Act, i, Actor, i, Enumerable.Repeat((byte)0xA5, 1024).ToArray()))]);
+
+        await using (var logger = new Logger(_folder, 0, fsync: true, segmentBytes, new SnapperMetrics(), NullLogger.Instance))
+        {
+            await logger.AppendAsync(Kilobytes(34, 0));
+            Assert.True(await Assert.IsType<Task<bool>>(logger.Spare), "the spare was not filled");
+            await logger.AppendAsync(Kilobytes(34, 34));
+            await logger.AppendAsync(Kilobytes(tail, 68));
+        }
+
+        var segments = Logger.Segments(_folder);
+        Assert.Equal(2, segments.Length);
+        Assert.Equal(segmentBytes, new FileInfo(segments[1]).Length);
+        return segments;
+    }
+
+    [Fact]
+    public async Task The_next_segment_is_preallocated_and_the_zeros_after_its_last_record_read_as_its_end()
+    {
+        var segments = await WritePreallocatedSegment(tail: 5);
+
+        Assert.Equal(Enumerable.Range(0, 68).Select(i => (long)i), LogSegmentReader.Read(segments[0], isLastSegment: false).Select(r => r.Id));
+        Assert.Equal(Enumerable.Range(68, 5).Select(i => (long)i), LogSegmentReader.Read(segments[1], isLastSegment: false).Select(r => r.Id));
+        Assert.Equal(5, LogSegmentReader.Read(segments[1], isLastSegment: true).Count());
+        Assert.Equal(64 * 1024, new FileInfo(segments[1]).Length); // nothing was cut
+    }
+
+    [Fact]
+    public async Task A_torn_frame_before_the_zeros_of_a_preallocated_segment_is_cut()
+    {
+        var segments = await WritePreallocatedSegment(tail: 5);
+        var bytes = await File.ReadAllBytesAsync(segments[1]);
+        var frame = LogFrame.SizeOf(LogRecord.StateWritten(LoggedTxnKind.Act, 0, Actor, 0, new byte[1024]).Encode().Length);
+        Array.Clear(bytes, 4 * frame + 100, frame - 100); // the fifth record lost its end in the crash
+        await File.WriteAllBytesAsync(segments[1], bytes);
+
+        Assert.Equal(Enumerable.Range(68, 4).Select(i => (long)i), LogSegmentReader.Read(segments[1], isLastSegment: true).Select(r => r.Id));
+        Assert.Equal(4 * frame, new FileInfo(segments[1]).Length);
+    }
+
+    [Fact]
+    public async Task Damage_followed_by_records_in_a_preallocated_segment_is_not_mistaken_for_a_torn_tail()
+    {
+        var segments = await WritePreallocatedSegment(tail: 5);
+        var bytes = await File.ReadAllBytesAsync(segments[1]);
+        var frame = LogFrame.SizeOf(LogRecord.StateWritten(LoggedTxnKind.Act, 0, Actor, 0, new byte[1024]).Encode().Length);
+        Array.Clear(bytes, frame, LogFrame.HeaderSize); // the second record's header reads as the end of the segment
+
+        await File.WriteAllBytesAsync(segments[1], bytes);
+
+        var damage = Assert.Throws<LogCorruptedException>(() => LogSegmentReader.Read(segments[1], isLastSegment: true).ToList());
+        Assert.Equal(frame, damage.Offset);
+    }
 }
