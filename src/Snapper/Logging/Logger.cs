@@ -136,18 +136,28 @@ internal sealed class Logger : IAsyncDisposable
             _spare = null;
             if (spare.Result)
             {
-                File.Move(SparePath, path);
-                return new FileStream(path, FileMode.Open, FileAccess.Write, FileShare.Read, bufferSize: 1 << 16);
+                try
+                {
+                    File.Move(SparePath, path);
+                    return new FileStream(path, FileMode.Open, FileAccess.Write, FileShare.Read, bufferSize: 1 << 16);
+                }
+                catch (IOException exception)
+                {
+                    _logger.LogWarning(exception, "Could not use the preallocated log segment in {Folder}; the next segment will grow as it is written", _folder);
+                }
             }
         }
 
         return new FileStream(path, FileMode.CreateNew, FileAccess.Write, FileShare.Read, bufferSize: 1 << 16);
     }
 
-    /// <summary>Starts filling the spare once the current segment is half full (a silo that logs little never pays for one).</summary>
+    /// <summary>
+    /// Starts filling the spare once the current segment is half full (a silo that logs little never pays for one).
+    /// Without fsync there is nothing for preallocation to save.
+    /// </summary>
     private void PrepareSpareIfDue()
     {
-        if (_spare is null && _written >= _segmentBytes / 2)
+        if (_fsync && _spare is null && _written >= _segmentBytes / 2)
         {
             Volatile.Write(ref _spare, Task.Factory.StartNew(FillSpare, CancellationToken.None, TaskCreationOptions.LongRunning, TaskScheduler.Default));
         }

@@ -10,8 +10,13 @@ internal sealed class PactBatch(long bid, GrainId[] participants)
     /// <summary>When the batch was emitted (<see cref="System.Diagnostics.Stopwatch"/> ticks), for the execution bound and the commit lag.</summary>
     public long EmittedAt { get; } = System.Diagnostics.Stopwatch.GetTimestamp();
 
+    private int _pending = participants.Length;
+
     /// <summary>Participants that have not reported BatchComplete yet.</summary>
-    public int Pending { get; set; } = participants.Length;
+    public int Pending => Volatile.Read(ref _pending);
+
+    /// <summary>Counts one participant's BatchComplete (without the coordinator's lock); returns how many are still pending.</summary>
+    public int Complete() => Interlocked.Decrement(ref _pending);
 
     /// <summary>Its BatchCommit record is being written: it commits, and a cascading abort leaves it alone.</summary>
     public bool Committing { get; set; }
