@@ -111,6 +111,8 @@ root.SetAction(async (parse, cancellationToken) =>
         : [BenchmarkDurability.InMemory with { Name = "cluster" }]; // the cluster's silos decide
     var results = new List<RunResult>();
     var csv = Path.Combine(outDirectory, "results.csv");
+    var restartReport = Path.Combine(outDirectory, "restart.txt");
+    File.Delete(restartReport); // this run's restarts only, as results.csv holds this run's results only
     Console.WriteLine($"Snapper runner: {workloadName}, modes {string.Join(", ", modes)}, {points.Count} point(s), logging {string.Join(", ", durabilities.Select(d => d.Name))}, " +
         $"{settings.Epochs} x {settings.EpochLength.TotalSeconds:0.#} s epochs ({settings.WarmupEpochs} warm-up), output {outDirectory}");
 
@@ -162,7 +164,7 @@ root.SetAction(async (parse, cancellationToken) =>
         {
             var restart = await RestartReport.MeasureAsync(durability, folder, cancellationToken);
             Console.WriteLine(restart.Text);
-            File.AppendAllText(Path.Combine(outDirectory, "restart.txt"), restart.Text + Environment.NewLine);
+            File.AppendAllText(restartReport, restart.Text + Environment.NewLine);
         }
     }
 
