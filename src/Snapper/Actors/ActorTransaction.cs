@@ -47,6 +47,28 @@ internal sealed class ActorTransaction<TState>(TxnContext context, bool isRoot)
     /// </summary>
     public long MaxBeforeBid { get; set; } = -1;
 
+    /// <summary>
+    /// The smallest batch id behind <see cref="MaxBeforeBid"/> (-1 for none). Every batch the ACT depends on must
+    /// commit before it does. Waiting for max(BeforeSet) resolves all of them (batches commit in bid order), but
+    /// does not prove they committed: a cascading abort can drop a batch the ACT already read on one actor while
+    /// a batch emitted after that abort becomes max(BeforeSet) on another, and commits. So the ACT also checks
+    /// that no batch from this id to max(BeforeSet) was aborted.
+    /// </summary>
+    public long MinBeforeBid { get; private set; } = -1;
+
+    /// <summary>Records that the ACT depends on PACT batches <paramref name="min"/> to <paramref name="max"/> (-1: none).</summary>
+    public void DependsOn(long min, long max)
+    {
+        if (max < 0)
+        {
+            return;
+        }
+
+        MaxBeforeBid = Math.Max(MaxBeforeBid, max);
+        min = min < 0 ? max : min;
+        MinBeforeBid = MinBeforeBid < 0 ? min : Math.Min(MinBeforeBid, min);
+    }
+
     /// <summary>Methods of this transaction executing on this actor now.</summary>
     public int RunningMethods { get; set; }
 

@@ -116,7 +116,8 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
                 if (CheckingHybrid)
                 {
                     // After the lock: every ACT that conflicts with this one and came first has ended here by now.
-                    txn.MaxBeforeBid = Math.Max(txn.MaxBeforeBid, _schedule.MaxBeforeBid(txn.Tid));
+                    var before = _schedule.MaxBeforeBid(txn.Tid);
+                    txn.DependsOn(before, before);
                 }
             }
             catch (TransactionAbortedException abort)
@@ -241,7 +242,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         }
 
         txn.Participants.Add(_self);
-        return new CallResponse(_runtime.CopyValue(result), [.. txn.Participants], failure, txn.MaxBeforeBid);
+        return new CallResponse(_runtime.CopyValue(result), [.. txn.Participants], failure, txn.MaxBeforeBid, txn.MinBeforeBid);
     }
 
     /// <summary>Runs one transactional method and classifies how it failed, if it did.</summary>
@@ -315,7 +316,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         }
 
         txn.Participants.UnionWith(response.Participants);
-        txn.MaxBeforeBid = Math.Max(txn.MaxBeforeBid, response.MaxBeforeBid);
+        txn.DependsOn(response.MinBeforeBid, response.MaxBeforeBid);
         if (txn.Phase != Actors.ActorTxnPhase.Active)
         {
             // The transaction ended here while the call ran; the actors it reached must not wait for a decision.
@@ -554,8 +555,16 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
                 $"PACT batch {maxBefore}, which it depends on, did not commit within {_runtime.Options.ExecutionTimeout}.");
         }
 
-        return committed ? null : new TransactionAbortedException(txn.Tid, AbortReason.CascadingAbort,
-            $"PACT batch {maxBefore}, which it depends on, aborted.");
+        if (!committed)
+        {
+            return new TransactionAbortedException(txn.Tid, AbortReason.CascadingAbort, $"PACT batch {maxBefore}, which it depends on, aborted.");
+        }
+
+        // Every batch up to max(BS) is resolved now; the ones below it that it read must have committed too.
+        return _runtime.Pacts.AnyAbortedBetween(txn.MinBeforeBid, maxBefore)
+            ? new TransactionAbortedException(txn.Tid, AbortReason.CascadingAbort,
+                $"a PACT batch it depends on (between {txn.MinBeforeBid} and {maxBefore}) aborted.")
+            : null;
     }
 
     private async Task AbortEverywhereAsync(Actors.ActorTransaction<TState> txn, TransactionAbortedException reason)

@@ -192,6 +192,31 @@ internal sealed class PactService : IDisposable
         static async Task<bool> Committed(Task<TransactionAbortedException?> outcome) => await outcome is null;
     }
 
+    /// <summary>
+    /// Whether a batch with a bid from <paramref name="from"/> to <paramref name="to"/> may have aborted (true for
+    /// bids so old that their aborts were forgotten). Call once every batch up to <paramref name="to"/> is resolved.
+    /// </summary>
+    public bool AnyAbortedBetween(long from, long to)
+    {
+        lock (_gate)
+        {
+            if (from <= _forgottenBelow)
+            {
+                return true;
+            }
+
+            foreach (var (abortedAfter, abortedTo) in _abortedRanges)
+            {
+                if (abortedAfter < to && abortedTo >= from && abortedAfter < abortedTo)
+                {
+                    return true; // bids in (abortedAfter, abortedTo] were aborted, and some lie in [from, to]
+                }
+            }
+
+            return false;
+        }
+    }
+
     private bool IsCommittedLocked(long bid)
     {
         if (bid < 0)
@@ -503,6 +528,7 @@ internal sealed class PactService : IDisposable
             {
                 _notCommitting.Enqueue(batch);
             }
+
             foreach (var (actor, list) in subBatches)
             {
                 var prev = token.PrevBid.GetValueOrDefault(actor, -1);

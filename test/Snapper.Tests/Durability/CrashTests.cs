@@ -25,9 +25,12 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
 
     public void Dispose()
     {
-        if (Directory.Exists(_folder) && !_keepFolder)
+        foreach (var folder in new[] { _folder, _folder + ".at-kill" })
         {
-            Directory.Delete(_folder, recursive: true);
+            if (Directory.Exists(folder) && !_keepFolder)
+            {
+                Directory.Delete(folder, recursive: true);
+            }
         }
     }
 
@@ -65,6 +68,10 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
                 await silo.DisposeAsync();
                 var disposed = clock.Elapsed;
 
+                // The folder as the kill left it: recovery folds the log into a checkpoint, so a failure found
+                // after the restart can only be traced in this copy (kept with the folder when a check fails).
+                CopyFolder(_folder, _folder + ".at-kill");
+
                 silo = await SiloProcess.StartAsync(_folder, LoggersAt(point + 1));
                 output.WriteLine($"point {point}: opened {opened.TotalSeconds:0.0} s, killed {killed.TotalSeconds:0.0} s, disposed {disposed.TotalSeconds:0.0} s, restarted {clock.Elapsed.TotalSeconds:0.0} s");
                 foreach (var (outcome, count) in round.Counts())
@@ -95,8 +102,23 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
         catch
         {
             _keepFolder = true;
-            output.WriteLine($"data folder kept for inspection: {_folder}");
+            output.WriteLine($"data folder kept for inspection: {_folder} (and as the last kill left it: {_folder}.at-kill)");
             throw;
+        }
+    }
+
+    private static void CopyFolder(string from, string to)
+    {
+        if (Directory.Exists(to))
+        {
+            Directory.Delete(to, recursive: true);
+        }
+
+        foreach (var file in Directory.EnumerateFiles(from, "*", SearchOption.AllDirectories))
+        {
+            var target = Path.Combine(to, Path.GetRelativePath(from, file));
+            Directory.CreateDirectory(Path.GetDirectoryName(target)!);
+            File.Copy(file, target);
         }
     }
 
