@@ -89,6 +89,36 @@ public sealed class HybridTests(ClusterFixture fixture)
     }
 
     [Fact]
+    public async Task An_act_that_read_from_an_aborted_batch_aborts_even_when_a_later_batch_it_depends_on_commits()
+    {
+        var ids = ClusterFixture.NewIds(4);
+        var (root1, y, root2, x) = (ids[0], ids[1], ids[2], ids[3]);
+        var b1Gate = $"aborting-b1-{y}";
+        var b2Gate = $"later-b2-{y}";
+        var actGate = $"act-over-b1-{y}";
+
+        // B1 wrote y and holds; the ACT reads B1's write on y and holds there.
+        var b1 = await HoldBatchAfterWriting(root1, y, b1Gate, thenFail: true);
+        var act = Probe(y).StartTxn(Probe(y).Hold, new Hold(actGate, AccessMode.ReadWrite, ThenTouch: x));
+        await Gates.WhenReached(actGate);
+
+        // B1 fails: a cascading abort drops it (the ACT keeps the copy it read). B2, emitted after that abort,
+        // writes x and holds; the ACT then runs on x after B2, so max(BeforeSet) is B2, which will commit.
+        Gates.Release(b1Gate);
+        await Assert.ThrowsAsync<TransactionAbortedException>(() => b1.WaitAsync(Bound));
+        var b2 = await HoldBatchAfterWriting(root2, x, b2Gate, thenFail: false);
+        Gates.Release(actGate);
+        await Task.Delay(200);
+        Gates.Release(b2Gate);
+        await b2.WaitAsync(Bound);
+
+        var abort = await Assert.ThrowsAsync<TransactionAbortedException>(() => act.WaitAsync(Bound));
+        Assert.Equal(AbortReason.CascadingAbort, abort.Reason);
+        Assert.Equal(0, await Probe(y).StartTxn(Probe(y).Read, 0).WaitAsync(Bound)); // nothing of B1 or the ACT
+        Assert.Equal(1, await Probe(x).StartTxn(Probe(x).Read, 0).WaitAsync(Bound)); // B2's increment only
+    }
+
+    [Fact]
     public async Task An_act_ordered_after_a_batch_on_one_actor_and_before_an_earlier_batch_on_another_fails_the_check()
     {
         var ids = ClusterFixture.NewIds(2);
