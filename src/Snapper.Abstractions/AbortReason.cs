@@ -65,4 +65,10 @@ public enum AbortReason
     /// write, so nothing commits until the silo is restarted; recovery then holds no trace of this transaction.
     /// </summary>
     LogWriteFailed,
+
+    /// <summary>
+    /// The transaction could not be ordered: no transaction id could be had from Snapper's sequencer within
+    /// <c>SnapperOptions.ExecutionTimeout</c>, or it failed. Nothing of it ran.
+    /// </summary>
+    OrderingFailed,
 }

@@ -8,7 +8,8 @@ namespace Snapper;
 /// interfaces are never reached through Snapper.
 /// </summary>
 /// <remarks>
-/// The two methods here are Snapper's own entry points. Clients use the typed
+/// <c>StartTxn</c> is the one entry point of Snapper a client may call (calls inside a transaction and two-phase commit
+/// go through internal interfaces that refuse callers outside the silo). Clients use the typed
 /// <see cref="TransactionalActorExtensions.StartTxn{TActor, TInput, TResult}(TActor, Func{TxnContext, TInput, Task{TResult}}, TInput)"/>
 /// instead of calling them directly.
 /// </remarks>
@@ -19,7 +20,4 @@ public interface ITransactionalActor : IGrain
     /// <exception cref="TransactionalMethodNotFoundException">The method is not a transactional method of this actor.</exception>
     /// <exception cref="TransactionInputException">The input does not fit the method.</exception>
     Task<TxnResponse> StartTxn(TxnRequest request);
-
-    /// <summary>Runs one method of a transaction that is already running (sent by <c>CallActor</c>).</summary>
-    Task<CallResponse> ExecuteCall(CallRequest request);
 }

@@ -15,10 +15,18 @@ public sealed class TransactionInputException : SnapperException
         ActualType = actualType;
     }
 
+    /// <summary>Creates the exception for an argument other than the method's input, such as a PACT's access declaration.</summary>
+    public TransactionInputException(string method, string problem)
+        : base($"Method '{method}': {problem}")
+    {
+        Method = method;
+        ExpectedType = "";
+    }
+
     /// <summary>The method that was called.</summary>
     [Id(0)] public string Method { get; private set; }
 
-    /// <summary>The input type the method declares.</summary>
+    /// <summary>The input type the method declares (empty when the problem is not the input's type).</summary>
     [Id(1)] public string ExpectedType { get; private set; }
 
     /// <summary>The type of the input given, or null when the input was null.</summary>

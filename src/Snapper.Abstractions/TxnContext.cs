@@ -4,11 +4,23 @@ namespace Snapper;
 /// The read-only context of one transaction, created by Snapper when the transaction starts and passed
 /// to every transactional method, <c>GetState</c> and <c>CallActor</c> call it makes.
 /// </summary>
-/// <param name="Tid">The transaction id; unique in the cluster. For ACTs a smaller tid is an older transaction (wait-die).</param>
-/// <param name="Mode">Whether the transaction runs as an ACT or a PACT.</param>
-/// <param name="Root">The first actor of the transaction, which coordinates its commit.</param>
+/// <remarks>Only Snapper creates contexts (the constructor is internal): a transaction starts through <c>StartTxn</c>.</remarks>
 [GenerateSerializer, Immutable, Alias("snapper.ctx")]
-public sealed record TxnContext(
-    [property: Id(0)] long Tid,
-    [property: Id(1)] TxnMode Mode,
-    [property: Id(2)] GrainId Root);
+public sealed record TxnContext
+{
+    internal TxnContext(long tid, TxnMode mode, GrainId root)
+    {
+        Tid = tid;
+        Mode = mode;
+        Root = root;
+    }
+
+    /// <summary>The transaction id; unique in the cluster. For ACTs a smaller tid is an older transaction (wait-die).</summary>
+    [Id(0)] public long Tid { get; private init; }
+
+    /// <summary>Whether the transaction runs as an ACT or a PACT.</summary>
+    [Id(1)] public TxnMode Mode { get; private init; }
+
+    /// <summary>The first actor of the transaction, which coordinates its commit.</summary>
+    [Id(2)] public GrainId Root { get; private init; }
+}

@@ -9,7 +9,7 @@ namespace Snapper.Act;
 /// <c>maxBeforeBid</c> is the ACT's max(BeforeSet) (thesis §3.3.4.3), or -1: a participant that ends the ACT as
 /// committed remembers it, so that later ACTs ordered after this one on the actor inherit its dependencies.
 /// </remarks>
-public interface IActParticipant : IGrain
+internal interface IActParticipant : IGrain
 {
     /// <summary>Phase one. A participant that only read releases its lock here and takes no part in phase two.</summary>
     Task<PrepareResult> Prepare(long tid, long maxBeforeBid);

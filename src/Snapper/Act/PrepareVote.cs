@@ -2,7 +2,7 @@ namespace Snapper.Act;
 
 /// <summary>A participant's answer to <see cref="IActParticipant.Prepare"/>.</summary>
 [GenerateSerializer]
-public enum PrepareVote
+internal enum PrepareVote
 {
     /// <summary>The participant wrote and is prepared; it waits for the decision with its lock held.</summary>
     Prepared,
@@ -29,7 +29,7 @@ public enum PrepareVote
 /// </param>
 /// <param name="Seq">The participant's sequence number for <paramref name="State"/> (its place in the actor's commit order).</param>
 [GenerateSerializer, Immutable, Alias("snapper.prepare-result")]
-public readonly record struct PrepareResult(
+internal readonly record struct PrepareResult(
     [property: Id(0)] PrepareVote Vote,
     [property: Id(1)] long MinAfterBid = -1,
     [property: Id(2)] bool AfterSetComplete = false,

@@ -2,7 +2,7 @@ namespace Snapper.Act;
 
 /// <summary>The decision on a transaction.</summary>
 [GenerateSerializer]
-public enum TxnOutcome
+internal enum TxnOutcome
 {
     /// <summary>Committed: its writes are installed.</summary>
     Committed,

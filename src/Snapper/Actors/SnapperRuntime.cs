@@ -17,7 +17,9 @@ internal sealed class SnapperRuntime(
     TransactionalMethodTables methods,
     SnapperMetrics metrics,
     PactService pacts,
-    Logging.WriteAheadLog log)
+    Logging.WriteAheadLog log,
+    ActorDirectory actors,
+    SnapperTestHooks testHooks)
 {
     public SnapperOptions Options { get; } = options.Value;
 
@@ -27,6 +29,18 @@ internal sealed class SnapperRuntime(
 
     /// <summary>PACT ordering, batching, schedules and batch commit of this silo.</summary>
     public PactService Pacts { get; } = pacts;
+
+    /// <summary>PACT ordering as a first actor sees it.</summary>
+    public IPactOrdering Ordering { get; } = pacts;
+
+    /// <summary>What is known of PACT batches (resolved, committed, delivered).</summary>
+    public IBatchStatus Batches { get; } = pacts;
+
+    /// <summary>The silo-level core of every transactional actor that has been active here.</summary>
+    public ActorDirectory Actors { get; } = actors;
+
+    /// <summary>Test-only switches (all off outside tests).</summary>
+    public SnapperTestHooks TestHooks { get; } = testHooks;
 
     /// <summary>The silo's write-ahead log (<see cref="Logging.WriteAheadLog.Enabled"/> is false without a data folder).</summary>
     public Logging.WriteAheadLog Log { get; } = log;
@@ -42,6 +56,9 @@ internal sealed class SnapperRuntime(
         grainFactory.GetGrain<ICoordinatorGrain>(actor.GetUniformHashCode() % (uint)Options.Coordinators);
 
     public IActParticipant Participant(GrainId actor) => grainFactory.GetGrain<IActParticipant>(actor);
+
+    /// <summary>Snapper's internal call entry point of a transactional actor.</summary>
+    public IActorCallee Callee(ITransactionalActor actor) => grainFactory.GetGrain<IActorCallee>(actor.GetGrainId());
 
     /// <summary>A private copy of committed state for one transaction; installed only if it commits.</summary>
     public T Copy<T>(T state) where T : class => copier.Copy(state)!;

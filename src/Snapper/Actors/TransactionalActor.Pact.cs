@@ -1,3 +1,4 @@
+using Snapper.Actors;
 using Snapper.Pact;
 
 namespace Snapper;
@@ -11,26 +12,19 @@ namespace Snapper;
 /// <item>A failure anywhere in the PACT dooms it where its first actor looks (even if user code caught the
 /// failed call), and the first actor aborts the batch before releasing its own access, so a failed PACT's batch
 /// can never complete and commit.</item>
+/// <item>Atomicity does not depend on timing: every call a PACT method starts is counted on the calling actor until it
+/// returns, and a method that returns with a call still counted fails the PACT (<see cref="AbortReason.UnawaitedCall"/>),
+/// whether the callee was fast or slow. So a PACT never commits while part of it is still running or was lost.</item>
 /// <item>The client hears the result only when the batch committed; a PACT aborted by another one's failure
-/// reports <see cref="AbortReason.CascadingAbort"/> with its own tid.</item>
+/// reports <see cref="AbortReason.CascadingAbort"/> with its own tid; a batch whose commit record could not be
+/// confirmed durable reports <see cref="TransactionInDoubtException"/>. Every wait is bounded.</item>
 /// </list>
 /// </remarks>
 public abstract partial class TransactionalActor<TState>
 {
     private async Task<TxnResponse> RunPactAsync(Actors.TransactionalMethodInvoker method, object? input, ActorAccessInfo accessInfo)
     {
-        if (accessInfo.Accesses.Count == 0 || !accessInfo.Accesses.ContainsKey(_self))
-        {
-            throw new TransactionAbortedException(0, AbortReason.UndeclaredAccess,
-                $"its first actor {_self} is not in its ActorAccessInfo; declare every actor the PACT calls, the first one included.");
-        }
-
-        if (accessInfo.Accesses.Values.Any(count => count < 1))
-        {
-            throw new TransactionAbortedException(0, AbortReason.UndeclaredAccess, "an ActorAccessInfo declares fewer than one access to an actor.");
-        }
-
-        var pacts = _runtime.Pacts;
+        var pacts = _runtime.Ordering;
         var ticket = await pacts.SubmitAsync(_self, accessInfo);
 
         // Taken before this PACT can finish, so that a commit racing with the lines below is not missed.
@@ -41,14 +35,14 @@ public abstract partial class TransactionalActor<TState>
         {
             // The batch ended before this method returned: aborted by another PACT, or by the service's bound
             // on batch execution (ExecutionTimeout) while this method was stuck.
-            throw Aborted(ticket, (await outcome)!);
+            throw Ended(ticket, (await outcome)!);
         }
 
         var (result, failure, _) = await run;
         failure ??= pacts.TakeDoom(ticket.Tid);
         if (failure is null)
         {
-            _schedule.Exit(ticket.Tid);
+            Schedule.Exit(ticket.Tid);
             if (!pacts.Finish(ticket.Tid, accessInfo))
             {
                 failure = new TransactionAbortedException(ticket.Tid, AbortReason.UnawaitedCall,
@@ -61,10 +55,11 @@ public abstract partial class TransactionalActor<TState>
             pacts.Abort(ticket, failure);
         }
 
-        // Bounded: the service aborts any batch still uncommitted after ExecutionTimeout.
-        if (await outcome is { } aborted)
+        // Bounded: the service aborts a batch still running after ExecutionTimeout, and reports one whose commit record
+        // is not durable within LogWriteTimeout as in doubt.
+        if (await outcome is { } ended)
         {
-            throw Aborted(ticket, aborted);
+            throw Ended(ticket, ended);
         }
 
         _runtime.Metrics.Committed(TxnMode.Pact);
@@ -72,13 +67,21 @@ public abstract partial class TransactionalActor<TState>
     }
 
     /// <summary>The exception a PACT's client gets, with the PACT's own tid.</summary>
-    private TransactionAbortedException Aborted(PactTicket ticket, TransactionAbortedException aborted)
+    private SnapperException Ended(PactTicket ticket, SnapperException outcome)
     {
-        _runtime.Pacts.TakeDoom(ticket.Tid);
+        _runtime.Ordering.TakeDoom(ticket.Tid);
+        if (outcome is not TransactionAbortedException aborted)
+        {
+            _runtime.Metrics.InDoubt(TxnMode.Pact);
+            return outcome is TransactionInDoubtException { Tid: var tid } && tid == ticket.Tid
+                ? outcome
+                : new TransactionInDoubtException(ticket.Tid, outcome.Message, outcome);
+        }
+
         var abort = aborted.Tid == ticket.Tid
             ? aborted
-            : aborted.Reason == AbortReason.ExecutionTimeout
-                ? new TransactionAbortedException(ticket.Tid, AbortReason.ExecutionTimeout, $"its batch did not commit within {_runtime.Options.ExecutionTimeout}.")
+            : aborted.Reason is AbortReason.ExecutionTimeout or AbortReason.LogWriteFailed
+                ? new TransactionAbortedException(ticket.Tid, aborted.Reason, $"its batch did not commit: {aborted.Message}")
                 : new TransactionAbortedException(ticket.Tid, AbortReason.CascadingAbort,
                     $"transaction {aborted.Tid} failed ({aborted.Reason}) and every batch not yet committed was aborted with it.");
         _runtime.Metrics.Aborted(TxnMode.Pact, abort.Reason);
@@ -92,44 +95,59 @@ public abstract partial class TransactionalActor<TState>
         Task turn;
         try
         {
-            turn = _schedule.EnterAsync(context.Tid);
+            turn = Schedule.EnterAsync(context.Tid);
         }
         catch (TransactionAbortedException refused)
         {
-            _runtime.Pacts.Doom(refused);
+            _runtime.Ordering.Doom(refused);
             return (null, refused, false);
         }
 
+        TransactionAbortedException failure;
         try
         {
             await turn;
-            return (await method.Invoke(this, context, input), null, true);
+            var result = await method.Invoke(this, context, input);
+            if (Schedule.OutstandingCalls(context.Tid) is var calls and > 0)
+            {
+                failure = UnawaitedCall(context.Tid, calls);
+            }
+            else
+            {
+                return (result, null, true);
+            }
         }
         catch (Exception exception)
         {
-            var failure = Classify(context.Tid, exception);
-            _runtime.Pacts.Doom(failure);
-            return (null, failure, true);
+            failure = Classify(context.Tid, exception);
         }
+
+        _runtime.Ordering.Doom(failure);
+        return (null, failure, true);
     }
 
     private async Task<object?> CallPactAsync(TxnContext context, ITransactionalActor actor, string method, object? input)
     {
         CallResponse response;
+        Schedule.CallStarted(context.Tid);
         try
         {
-            response = await actor.ExecuteCall(new CallRequest(context, method, input));
+            response = await _runtime.Callee(actor).ExecuteCall(new CallRequest(context, method, input));
         }
         catch (Exception exception)
         {
             var abort = Classify(context.Tid, exception);
-            _runtime.Pacts.Doom(abort);
+            _runtime.Ordering.Doom(abort);
             throw abort;
+        }
+        finally
+        {
+            Schedule.CallEnded(context.Tid);
         }
 
         if (response.Failure is { } failure)
         {
-            _runtime.Pacts.Doom(failure);
+            _runtime.Ordering.Doom(failure);
             throw failure;
         }
 

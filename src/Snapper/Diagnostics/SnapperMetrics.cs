@@ -13,6 +13,7 @@ internal sealed class SnapperMetrics
 
     private readonly Counter<long> _committed;
     private readonly Counter<long> _aborted;
+    private readonly Counter<long> _inDoubt;
     private readonly Counter<long> _prepares;
     private readonly Counter<long> _commits;
     private readonly Histogram<int> _batchSize;
@@ -27,6 +28,7 @@ internal sealed class SnapperMetrics
         var meter = meterFactory?.Create(MeterName) ?? new Meter(MeterName);
         _committed = meter.CreateCounter<long>("snapper.txn.committed", description: "Committed transactions.");
         _aborted = meter.CreateCounter<long>("snapper.txn.aborted", description: "Aborted transactions, by reason.");
+        _inDoubt = meter.CreateCounter<long>("snapper.txn.in_doubt", description: "Transactions whose commit record could not be confirmed durable.");
         _prepares = meter.CreateCounter<long>("snapper.act.prepare.sent", description: "2PC prepare messages sent.");
         _commits = meter.CreateCounter<long>("snapper.act.commit.sent", description: "2PC commit messages sent.");
         _batchSize = meter.CreateHistogram<int>("snapper.pact.batch.size", unit: "{transaction}", description: "PACTs per emitted batch.");
@@ -38,6 +40,8 @@ internal sealed class SnapperMetrics
     }
 
     public void Committed(TxnMode mode) => _committed.Add(1, new KeyValuePair<string, object?>("mode", mode.ToString()));
+
+    public void InDoubt(TxnMode mode) => _inDoubt.Add(1, new KeyValuePair<string, object?>("mode", mode.ToString()));
 
     public void Aborted(TxnMode mode, AbortReason reason) => _aborted.Add(
         1, new KeyValuePair<string, object?>("mode", mode.ToString()), new KeyValuePair<string, object?>("reason", reason.ToString()));

@@ -54,20 +54,6 @@ public sealed class SnapperOptions
     public TimeSpan DecisionTimeout { get; set; } = TimeSpan.FromSeconds(10);
 
     /// <summary>
-    /// Test-only: <see cref="AccessMode.Read"/> takes no lock. This breaks serializability on purpose, so
-    /// that tests can show the serializability checker catches a broken schedule. Never set outside tests.
-    /// </summary>
-    internal bool UnsafeSkipReadLocks { get; set; }
-
-    /// <summary>
-    /// Test-only: with <see cref="Hosting.HybridScheduling.CommittedBatchesOnly"/>, ACTs and PACT batches ignore each
-    /// other on an actor; with <see cref="Hosting.HybridScheduling.SerializabilityCheck"/>, an ACT skips the check and
-    /// commits without waiting for the batches it read from. Either breaks serializability of hybrid workloads on
-    /// purpose, for the checker to catch. Never set outside tests.
-    /// </summary>
-    internal bool UnsafeSkipHybridGate { get; set; }
-
-    /// <summary>
     /// Folder of the write-ahead log (thesis §3.3.2.4, §3.3.3.3): every committed transaction is logged there before
     /// its client hears of it, and a restarted silo recovers every actor's committed state from it. Null (the
     /// default) runs without a log: state lives only in memory and a crash loses it (the "CC only" setting of
@@ -103,6 +89,13 @@ public sealed class SnapperOptions
     /// then grows without bound). Default: 1 minute.
     /// </summary>
     public TimeSpan CheckpointInterval { get; set; } = TimeSpan.FromMinutes(1);
+
+    /// <summary>
+    /// Longest a commit waits for its log record to become durable. A record not confirmed by then (a stalled or failed
+    /// disk) may or may not be on disk: its transactions are reported with <see cref="TransactionInDoubtException"/>,
+    /// PACT commits stop in the silo, and recovery decides after a restart. Default: 30 s.
+    /// </summary>
+    public TimeSpan LogWriteTimeout { get; set; } = TimeSpan.FromSeconds(30);
 
     /// <summary>How long an actor remembers the outcome of an ended transaction, for late messages. Default: 5 min.</summary>
     public TimeSpan OutcomeRetention { get; set; } = TimeSpan.FromMinutes(5);

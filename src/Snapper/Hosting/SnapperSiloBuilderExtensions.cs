@@ -43,5 +43,7 @@ public static class SnapperSiloBuilderExtensions
         services.TryAddSingleton<WriteAheadLog>();
         services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>>(sp => sp.GetRequiredService<WriteAheadLog>());
         services.TryAddSingleton<SnapperRuntime>();
+        services.TryAddSingleton<ActorDirectory>();
+        services.TryAddSingleton<SnapperTestHooks>();
     }
 }

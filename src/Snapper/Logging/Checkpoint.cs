@@ -30,6 +30,7 @@ internal static class CheckpointFile
         Actor = 3,
         Undecided = 4,
         End = 5,
+        OpenCommit = 6,
     }
 
     public static string PathOf(string folder, long number) => Path.Combine(folder, $"checkpoint-{number:D12}{Extension}");
@@ -81,6 +82,11 @@ internal static class CheckpointFile
                 Put(Entry.Undecided, w => w.Write(record.Encode()));
             }
 
+            foreach (var tid in checkpoint.Image.OpenCommits)
+            {
+                Put(Entry.OpenCommit, w => w.Write(tid));
+            }
+
             var count = entries;
             Put(Entry.End, w => w.Write(count));
             file.Flush(flushToDisk: true);
@@ -109,6 +115,7 @@ internal static class CheckpointFile
         long number = -1, maxId = -1, entries = 0;
         var cut = new Dictionary<string, long>(StringComparer.Ordinal);
         var actors = new Dictionary<string, RecoveredActor>(StringComparer.Ordinal);
+        var openCommits = new HashSet<long>();
         var undecided = new List<LogRecord>();
         while (true)
         {
@@ -159,13 +166,16 @@ internal static class CheckpointFile
                         undecided.Add(LogRecord.Decode(reader.ReadBytes(payload.Length - 1))
                             ?? throw new LogCorruptedException(path, offset, "an undecided record does not parse"));
                         break;
+                    case Entry.OpenCommit:
+                        openCommits.Add(reader.ReadInt64());
+                        break;
                     case Entry.End:
                         if (reader.ReadInt64() != entries)
                         {
                             throw new LogCorruptedException(path, offset, "the end marker counts a different number of entries");
                         }
 
-                        return new Checkpoint(number, maxId, cut, new LogImage(actors, undecided));
+                        return new Checkpoint(number, maxId, cut, new LogImage(actors, undecided, openCommits));
                     default:
                         throw new LogCorruptedException(path, offset, $"unknown checkpoint entry {(byte)entry}");
                 }

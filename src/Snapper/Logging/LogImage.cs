@@ -12,9 +12,13 @@ namespace Snapper.Logging;
 /// loggers (see <see cref="WriteAheadLog"/>) and a decision is appended only after every state record of its
 /// transaction is durable: a decision below the cut never belongs to a state record above it.
 /// </remarks>
-internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Actors, IReadOnlyList<LogRecord> Undecided)
+/// <para>
+/// <see cref="OpenCommits"/> are ACTs committed with participants that had not all acknowledged the commit by the end
+/// of the stretch: their first actor must still be able to say "committed" when one of them asks.
+/// </para>
+internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Actors, IReadOnlyList<LogRecord> Undecided, IReadOnlySet<long> OpenCommits)
 {
-    public static readonly LogImage Empty = new(new Dictionary<string, RecoveredActor>(), []);
+    public static readonly LogImage Empty = new(new Dictionary<string, RecoveredActor>(), [], new HashSet<long>());
 
     /// <summary>
     /// Folds segments (oldest first per logger, the last of each logger flagged) onto this image. Undecided records
@@ -27,15 +31,26 @@ internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Acto
         // Pass 1: the decisions, from the record headers alone. Torn tails are cut here, so pass 2 reads whole files only.
         var committedActs = new HashSet<long>();
         var committedBatches = new HashSet<long>();
+        var openCommits = new HashSet<long>(OpenCommits);
+        var acknowledged = new HashSet<long>();
         var maxId = -1L;
         foreach (var (file, isLast) in segments)
         {
             foreach (var record in LogSegmentReader.Read(file, isLast, headersOnly: true))
             {
                 maxId = Math.Max(maxId, record.Id);
-                if (record.Type == LogRecordType.Committed)
+                if (record.IsCommit)
                 {
                     (record.Kind == LoggedTxnKind.Act ? committedActs : committedBatches).Add(record.Id);
+                }
+
+                if (record.Type == LogRecordType.CommittedAwaitingAcks)
+                {
+                    openCommits.Add(record.Id);
+                }
+                else if (record.Type == LogRecordType.Acknowledged)
+                {
+                    acknowledged.Add(record.Id);
                 }
             }
         }
@@ -85,7 +100,8 @@ internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Acto
             .DistinctBy(r => (r.Actor, r.Seq))
             .ToArray();
         statistics = new FoldStatistics(segments.Count, records, segments.Sum(s => new FileInfo(s.File).Length), committedActs.Count, committedBatches.Count, maxId);
-        return new LogImage(actors, stillUndecided);
+        openCommits.ExceptWith(acknowledged);
+        return new LogImage(actors, stillUndecided, openCommits);
     }
 }
 

@@ -22,6 +22,17 @@ internal enum LogRecordType : byte
 
     /// <summary>The decision: an ACT's CoordCommit, a batch's BatchCommit. Nothing else makes a transaction committed (presumed abort).</summary>
     Committed = 2,
+
+    /// <summary>
+    /// An ACT's CoordCommit when other actors prepared and must hear the decision: committed, as <see cref="Committed"/>,
+    /// and open until an <see cref="Acknowledged"/> record for it, so that the first actor can answer a participant
+    /// that asks for the outcome however long after (presumed abort needs the commit remembered until every
+    /// participant knows it).
+    /// </summary>
+    CommittedAwaitingAcks = 3,
+
+    /// <summary>Every participant of an ACT logged as <see cref="CommittedAwaitingAcks"/> acknowledged the commit.</summary>
+    Acknowledged = 4,
 }
 
 /// <summary>
@@ -34,6 +45,13 @@ internal sealed record LogRecord(LogRecordType Type, LoggedTxnKind Kind, long Id
         new(LogRecordType.StateWritten, kind, id, actor.ToString(), seq, state);
 
     public static LogRecord Committed(LoggedTxnKind kind, long id) => new(LogRecordType.Committed, kind, id);
+
+    public static LogRecord CommittedAwaitingAcks(long tid) => new(LogRecordType.CommittedAwaitingAcks, LoggedTxnKind.Act, tid);
+
+    public static LogRecord Acknowledged(long tid) => new(LogRecordType.Acknowledged, LoggedTxnKind.Act, tid);
+
+    /// <summary>Whether this record commits its transaction or batch.</summary>
+    public bool IsCommit => Type is LogRecordType.Committed or LogRecordType.CommittedAwaitingAcks;
 
     /// <summary>The payload inside a frame: type, kind, id, then for a state its actor, seq and bytes.</summary>
     public byte[] Encode()
@@ -73,7 +91,7 @@ internal sealed record LogRecord(LogRecordType Type, LoggedTxnKind Kind, long Id
         }
 
         var (type, kind, id) = (header.Type, header.Kind, header.Id);
-        if (type == LogRecordType.Committed)
+        if (type != LogRecordType.StateWritten)
         {
             return span.Length == 10 ? header : null;
         }

@@ -49,9 +49,11 @@ internal sealed class Logger : IAsyncDisposable
     private long _written;
     private Task<bool>? _spare;
     private Exception? _failed;
+    private readonly Hosting.SnapperTestHooks? _hooks;
 
-    public Logger(string folder, long nextSegmentNumber, bool fsync, long segmentBytes, SnapperMetrics metrics, ILogger logger)
+    public Logger(string folder, long nextSegmentNumber, bool fsync, long segmentBytes, SnapperMetrics metrics, ILogger logger, Hosting.SnapperTestHooks? hooks = null)
     {
+        _hooks = hooks;
         _folder = folder;
         _fsync = fsync;
         _segmentBytes = segmentBytes;
@@ -267,6 +269,13 @@ internal sealed class Logger : IAsyncDisposable
             // queued before it was fsynced by an earlier group.
             if (bytes > 0)
             {
+                if (_hooks?.AfterLogWrite is { } afterWrite)
+                {
+                    // Fault injection: the group is in the file (the OS has it) but not yet fsynced.
+                    _segment.Flush(flushToDisk: false);
+                    afterWrite((int)bytes);
+                }
+
                 _segment.Flush(flushToDisk: _fsync);
                 _metrics.LogFlushed(bytes, _fsync);
                 _written += bytes;

@@ -32,9 +32,12 @@ namespace Snapper.Logging;
 /// aborted for good (every id handed out after recovery exceeds theirs, see <see cref="MaxId"/>).
 /// </para>
 /// </remarks>
-internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMetrics metrics, ILogger<WriteAheadLog> logger)
+internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMetrics metrics, ILogger<WriteAheadLog> logger, SnapperTestHooks? testHooks = null)
     : ILifecycleParticipant<ISiloLifecycle>, IAsyncDisposable
 {
+    // ACTs committed with participants that have not all acknowledged (see LogRecordType.CommittedAwaitingAcks): what a
+    // first actor answers from when a participant asks for an outcome it no longer remembers. Loaded by recovery.
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<long, byte> _openCommits = new();
     private readonly SnapperOptions _options = options.Value;
     private readonly object _openLock = new();
 
@@ -102,7 +105,7 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
 
                     // Never below the cut: a segment numbered under it would be skipped by the next recovery.
                     var next = Math.Max(Logger.Segments(loggerFolder).Select(Logger.NumberOf).DefaultIfEmpty(-1).Max() + 1, cut.GetValueOrDefault(name));
-                    return new Logger(loggerFolder, next, _options.LogFsync, _options.LogSegmentBytes, metrics, logger);
+                    return new Logger(loggerFolder, next, _options.LogFsync, _options.LogSegmentBytes, metrics, logger, testHooks);
                 }).ToArray();
 
                 // What recovery folded is the base of the first checkpoint, so that it reads only what is logged from
@@ -135,6 +138,55 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
             return _recovered.GetValueOrDefault(actor.ToString());
         }
     }
+
+    /// <summary>
+    /// Appends an ACT's commit (the writers' states and the decision) on the ordered logger; completes when durable. With
+    /// <paramref name="awaitingAcks"/> the commit stays open, in memory and in the log, until <see cref="Acknowledged"/>.
+    /// </summary>
+    public Task AppendCommitAsync(long tid, bool awaitingAcks, LogRecord[] records)
+    {
+        if (awaitingAcks)
+        {
+            _openCommits[tid] = 0;
+        }
+
+        try
+        {
+            return AppendInOrderAsync(records);
+        }
+        catch
+        {
+            _openCommits.TryRemove(tid, out _);
+            throw;
+        }
+    }
+
+    /// <summary>
+    /// Every participant of ACT <paramref name="tid"/> acknowledged its commit: it is closed. The record is not awaited;
+    /// if it is lost in a crash, the commit is merely remembered longer.
+    /// </summary>
+    public void Acknowledged(long tid)
+    {
+        if (!_openCommits.TryRemove(tid, out _))
+        {
+            return;
+        }
+
+        try
+        {
+            _ = AppendInOrderAsync(LogRecord.Acknowledged(tid)).ContinueWith(static t => _ = t.Exception, TaskContinuationOptions.OnlyOnFaulted);
+        }
+        catch (Exception exception)
+        {
+            logger.LogDebug(exception, "Acknowledgement of transaction {Tid} not logged", tid);
+        }
+    }
+
+    /// <summary>Whether ACT <paramref name="tid"/> committed and some participant has not acknowledged it (false without a log).</summary>
+    public bool IsUnacknowledgedCommit(long tid) => _openCommits.ContainsKey(tid);
+
+    /// <summary>Open commits (for tests and the soak report).</summary>
+    public int OpenCommitCount => _openCommits.Count;
 
     /// <summary>Appends records on the actor's logger (chosen by hashing its id); completes when durable.</summary>
     public Task AppendAsync(GrainId actor, params LogRecord[] records) => Append(actor.GetUniformHashCode() % (uint)_loggers.Length, records);
@@ -348,6 +400,10 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
 
         var image = (checkpoint?.Image ?? LogImage.Empty).Fold(segments, abortedUpTo: -1, out var statistics);
         _recovered = image.Actors;
+        foreach (var tid in image.OpenCommits)
+        {
+            _openCommits[tid] = 0;
+        }
         MaxId = Math.Max(checkpoint?.MaxId ?? -1, statistics.MaxId);
         LastRecovery = new RecoveryReport(checkpoint?.Number, segments.Count, statistics.Records, statistics.Bytes,
             image.Actors.Count(a => a.Value.State is not null), statistics.CommittedActs, statistics.CommittedBatches, image.Undecided.Count,

@@ -1,9 +1,12 @@
 namespace Snapper.Pact;
 
 /// <summary>A batch as its coordinator tracks it until it commits or aborts (thesis §3.3.2.4).</summary>
-internal sealed class PactBatch(long bid, GrainId[] participants)
+internal sealed class PactBatch(long bid, long lastTid, GrainId[] participants)
 {
     public long Bid { get; } = bid;
+
+    /// <summary>The tid of the batch's last PACT (its PACTs have the tids from <see cref="Bid"/> to this one).</summary>
+    public long LastTid { get; } = lastTid;
 
     public GrainId[] Participants { get; } = participants;
 
@@ -24,6 +27,9 @@ internal sealed class PactBatch(long bid, GrainId[] participants)
     /// <summary>Its BatchCommit record is durable; it commits once every earlier batch has.</summary>
     public bool CommitLogged { get; set; }
 
-    /// <summary>Completes with null when the batch commits, or with the abort of the PACT that failed it.</summary>
-    public TaskCompletionSource<TransactionAbortedException?> Outcome { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    /// <summary>
+    /// Completes with null when the batch commits, with the abort of the PACT that failed it, or with
+    /// <see cref="TransactionInDoubtException"/> when its commit record may or may not be on disk.
+    /// </summary>
+    public TaskCompletionSource<SnapperException?> Outcome { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
 }

@@ -14,11 +14,11 @@ internal sealed class PactCoordinator(int index)
 
     public bool HasPending => !_pending.IsEmpty;
 
-    public Task<PactTicket> Enqueue(ActorAccessInfo accessInfo)
+    public PendingPact Enqueue(ActorAccessInfo accessInfo)
     {
         var pact = new PendingPact(accessInfo);
         _pending.Enqueue(pact);
-        return pact.Ticket.Task;
+        return pact;
     }
 
     /// <summary>Everything accumulated so far, in arrival order.</summary>

@@ -17,7 +17,8 @@ namespace Snapper.Pact;
 /// <remarks>
 /// <para>
 /// Coordinators, schedules and the commit sequence meet in this silo-local service instead of exchanging grain
-/// messages (DESIGN.md §5): BatchMsg, BatchComplete and BatchCommit are method calls, and an actor waits for its
+/// messages (a BatchMsg, BatchComplete and BatchCommit per actor per batch would cost more than the PACT's own calls
+/// at low contention): BatchMsg, BatchComplete and BatchCommit are method calls, and an actor waits for its
 /// turn on a task this service completes; the continuation resumes on the grain's own scheduler, so the actor's
 /// turn-based model holds. User calls between actors stay grain calls.
 /// </para>
@@ -33,9 +34,15 @@ namespace Snapper.Pact;
 /// never wait for aborted ones.</item>
 /// <item>The token skips coordinators with nothing to batch and parks when no coordinator has work; the next
 /// submission takes it. So an idle ring costs nothing, and a busy one no empty hops.</item>
+/// <item>Every wait ends: a batch running longer than ExecutionTimeout aborts (with every later one); a commit record
+/// not durable within LogWriteTimeout, or whose write failed, leaves its batches in doubt and stops PACT commits (the
+/// log refuses later writes anyway), and every other uncommitted batch aborts; a submission not ordered within
+/// ExecutionTimeout aborts without running.</item>
+/// <item>Nothing here grows with the number of transactions: a doom mark lives until its PACT's batch resolves, and
+/// per-actor entries (schedules, prev_bid) grow only with the number of actors.</item>
 /// </list>
 /// </remarks>
-internal sealed class PactService : IDisposable
+internal sealed class PactService : IPactOrdering, IBatchStatus, IBatchCompletionSink, IDisposable
 {
     private const int MinTidRange = 4_096;
     private readonly object _gate = new();
@@ -58,6 +65,7 @@ internal sealed class PactService : IDisposable
     private readonly SnapperMetrics _metrics;
     private readonly ILogger<PactService> _logger;
     private readonly bool _skipHybridGate;
+    private readonly TimeSpan _logWriteTimeout;
     private readonly HybridScheduling _hybrid;
     // Bids in (From, To] were aborted; the oldest ranges are forgotten beyond a bound, and a bid at or below
     // _forgottenBelow is then reported as not committed (an ACT asking about it aborts, which is always safe).
@@ -67,23 +75,28 @@ internal sealed class PactService : IDisposable
     private long _deliveredBid = -1;
     // Set when a BatchCommit record could not be written: from then on no batch commits.
     private bool _commitStopped;
+    // The first batch reported in doubt: no batch from it on is applied in this silo.
+    private long _inDoubtFrom = long.MaxValue;
     private readonly TimeSpan _executionTimeout;
     private readonly ITimer _watchdog;
     private PactToken? _parked = new();
+    // Doom marks of tids at or below this belong to resolved batches: a late one is dropped, not kept.
+    private long _resolvedTid = -1;
     private long _resolvedBid = -1;
     private long _lastBid = -1;
 
     public PactService(IOptions<SnapperOptions> options, IGrainFactory grains, SnapperMetrics metrics, ILogger<PactService> logger,
-        WriteAheadLog log, Serializer serializer)
+        WriteAheadLog log, Serializer serializer, SnapperTestHooks testHooks)
     {
         Log = log;
         _serializer = serializer;
         _grains = grains;
         _metrics = metrics;
         _logger = logger;
-        _skipHybridGate = options.Value.UnsafeSkipHybridGate;
+        _skipHybridGate = testHooks.SkipHybridGate;
         _hybrid = options.Value.HybridScheduling;
         _executionTimeout = options.Value.ExecutionTimeout;
+        _logWriteTimeout = options.Value.LogWriteTimeout;
 
         // One timer bounds every batch, instead of a timer per PACT: a batch still uncommitted after
         // ExecutionTimeout (a PACT stuck in user code, or waiting for a call that never comes) is aborted.
@@ -97,13 +110,39 @@ internal sealed class PactService : IDisposable
     /// <summary>The silo's write-ahead log; BatchComplete and BatchCommit records go there before the messages they stand for.</summary>
     public WriteAheadLog Log { get; }
 
+    /// <summary>Sizes of what this service keeps, for the soak report and tests.</summary>
+    public (int Schedules, int PrevBids, int Doomed, int Uncommitted, int AbortedRanges) Sizes
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return (_schedules.Count, _prevBidCount, _doomed.Count, _uncommitted.Count, _abortedRanges.Count);
+            }
+        }
+    }
+
+    private int _prevBidCount;
+
+    public void SubBatchCompleted(long bid, GrainId actor, object? version, long seq)
+    {
+        if (Log.Enabled)
+        {
+            _ = LogThenCompleteAsync(bid, actor, version, seq);
+        }
+        else
+        {
+            BatchComplete(bid, actor);
+        }
+    }
+
     /// <summary>
     /// BatchComplete from <paramref name="actor"/>, after its new state (if the sub-batch took a copy) is logged
     /// (thesis Fig. 3.7): queued ahead of the batch's commit record on the ordered logger, or, with several loggers,
     /// durable on the actor's own (<see cref="WriteAheadLog.StatesDurableBeforeVote"/>). If the write fails, the
     /// batch aborts: its vote cannot be trusted to survive a crash.
     /// </summary>
-    public async Task LogThenCompleteAsync(long bid, GrainId actor, object? version, long seq)
+    private async Task LogThenCompleteAsync(long bid, GrainId actor, object? version, long seq)
     {
         if (version is not null)
         {
@@ -112,7 +151,7 @@ internal sealed class PactService : IDisposable
                 var written = Log.AppendStateAsync(actor, LogRecord.StateWritten(LoggedTxnKind.Batch, bid, actor, seq, _serializer.SerializeToArray(version)));
                 if (Log.StatesDurableBeforeVote)
                 {
-                    await written;
+                    await written.WaitAsync(_logWriteTimeout);
                 }
             }
             catch (Exception exception)
@@ -129,23 +168,44 @@ internal sealed class PactService : IDisposable
     /// <summary>Every batch with a bid at or below this is committed or aborted.</summary>
     public long ResolvedBid => Volatile.Read(ref _resolvedBid);
 
-    public ActorSchedule ScheduleOf(GrainId actor) => _schedules.GetOrAdd(actor, static (id, service) => new ActorSchedule(id, service, service._hybrid, service._skipHybridGate), this);
+    public ActorSchedule ScheduleOf(GrainId actor) =>
+        _schedules.GetOrAdd(actor, static (id, service) => new ActorSchedule(id, service, service, service._hybrid, service._skipHybridGate), this);
 
-    /// <summary>Submits a PACT to the coordinator its first actor hashes to; completes when the PACT has a tid and its batch was emitted.</summary>
-    public Task<PactTicket> SubmitAsync(GrainId root, ActorAccessInfo accessInfo)
+    /// <summary>
+    /// Submits a PACT to the coordinator its first actor hashes to; completes when the PACT has a tid and its batch was
+    /// emitted. Bounded by ExecutionTimeout: a PACT not ordered by then is withdrawn (or, if it was emitted at that
+    /// very moment, its batch is aborted), and the submission fails with <see cref="AbortReason.OrderingFailed"/>.
+    /// </summary>
+    public async Task<PactTicket> SubmitAsync(GrainId root, ActorAccessInfo accessInfo)
     {
         var coordinator = _ring[root.GetUniformHashCode() % (uint)_ring.Length];
-        var ticket = coordinator.Enqueue(accessInfo);
+        var pending = coordinator.Enqueue(accessInfo);
+
+        // Parking and taking the token are both full fences (Interlocked), so of a submitter that enqueues and then
+        // takes the token, and a ring that parks it and then looks for work, at least one sees the other's write.
         if (Interlocked.Exchange(ref _parked, null) is { } token)
         {
             Pass(token, coordinator.Index);
         }
 
-        return ticket;
+        try
+        {
+            return await pending.Ticket.Task.WaitAsync(_executionTimeout);
+        }
+        catch (TimeoutException)
+        {
+            // Emission completes the ticket only if it was not withdrawn first; a withdrawn PACT's batch is aborted there.
+            if (pending.Ticket.TrySetCanceled())
+            {
+                throw new TransactionAbortedException(0, AbortReason.OrderingFailed, $"it was not ordered within {_executionTimeout}; nothing of it ran.");
+            }
+
+            return await pending.Ticket.Task;
+        }
     }
 
-    /// <summary>The outcome of a PACT's batch: null if it committed, else why it aborted.</summary>
-    public Task<TransactionAbortedException?> OutcomeAsync(PactTicket ticket)
+    /// <summary>The outcome of a PACT's batch: null if it committed, else why it aborted or that it is in doubt.</summary>
+    public Task<SnapperException?> OutcomeAsync(PactTicket ticket)
     {
         lock (_gate)
         {
@@ -156,7 +216,7 @@ internal sealed class PactService : IDisposable
         }
 
         // Resolved before anyone asked: only an abort removes a batch whose PACT has not yet returned.
-        return Task.FromResult<TransactionAbortedException?>(
+        return Task.FromResult<SnapperException?>(
             new TransactionAbortedException(ticket.Tid, AbortReason.CascadingAbort, $"its batch {ticket.Bid} was aborted."));
     }
 
@@ -189,7 +249,7 @@ internal sealed class PactService : IDisposable
                 : Task.FromResult(IsCommittedLocked(bid));
         }
 
-        static async Task<bool> Committed(Task<TransactionAbortedException?> outcome) => await outcome is null;
+        static async Task<bool> Committed(Task<SnapperException?> outcome) => await outcome is null;
     }
 
     /// <summary>
@@ -240,8 +300,33 @@ internal sealed class PactService : IDisposable
         return true;
     }
 
-    /// <summary>Marks a PACT as failed where its first actor will see it, even if user code caught the failed call.</summary>
-    public void Doom(TransactionAbortedException reason) => _doomed.TryAdd(reason.Tid, reason);
+    /// <summary>
+    /// Marks a PACT as failed where its first actor will see it, even if user code caught the failed call. A mark for
+    /// a PACT whose batch already resolved (a late call failing after the outcome) has nobody to read it and is dropped;
+    /// the others are removed when their batch resolves (<see cref="ForgetDooms"/>), so the map holds only running PACTs.
+    /// </summary>
+    public void Doom(TransactionAbortedException reason)
+    {
+        if (reason.Tid > Volatile.Read(ref _resolvedTid))
+        {
+            _doomed.TryAdd(reason.Tid, reason);
+        }
+    }
+
+    /// <summary>Drops the doom marks of the PACTs of resolved batches (under <see cref="_gate"/>).</summary>
+    private void ForgetDooms(PactBatch batch)
+    {
+        Volatile.Write(ref _resolvedTid, Math.Max(_resolvedTid, batch.LastTid));
+        if (_doomed.IsEmpty)
+        {
+            return;
+        }
+
+        for (var tid = batch.Bid; tid <= batch.LastTid; tid++)
+        {
+            _doomed.TryRemove(tid, out _);
+        }
+    }
 
     public TransactionAbortedException? TakeDoom(long tid) => _doomed.TryRemove(tid, out var reason) ? reason : null;
 
@@ -291,6 +376,14 @@ internal sealed class PactService : IDisposable
                 return; // resolved already, or its commit record is being written: it commits
             }
 
+            AbortUncommittedLocked(failed, reason);
+        }
+    }
+
+    /// <summary>Aborts every uncommitted batch whose commit record is not being written (under <see cref="_gate"/>).</summary>
+    private void AbortUncommittedLocked(PactTicket failed, TransactionAbortedException reason)
+    {
+        {
             // Batches whose commit record is being written are a prefix; they commit, the rest abort.
             var batches = _uncommitted.Values.Where(b => !b.Committing).ToArray();
             var keptUpTo = _uncommitted.Values.Where(b => b.Committing).Select(b => b.Bid).DefaultIfEmpty(_lastCommittedBid).Max();
@@ -319,15 +412,20 @@ internal sealed class PactService : IDisposable
 
             foreach (var batch in batches)
             {
+                ForgetDooms(batch);
                 batch.Outcome.TrySetResult(batch.Bid == failed.Bid ? reason : new TransactionAbortedException(
-                    reason.Tid, AbortReason.CascadingAbort, $"batch {failed.Bid} failed ({reason.Reason})."));
+                    reason.Tid, reason.Reason == AbortReason.LogWriteFailed ? AbortReason.LogWriteFailed : AbortReason.CascadingAbort,
+                    $"batch {failed.Bid} failed ({reason.Reason})."));
             }
 
             _logger.LogDebug("PACT {Tid} failed ({Reason}); aborted {Count} uncommitted batch(es)", reason.Tid, reason.Reason, batches.Length);
         }
     }
 
-    /// <summary>Aborts the oldest batch, and so every later one, if it has been running longer than ExecutionTimeout.</summary>
+    /// <summary>
+    /// Aborts the oldest batch, and so every later one, if it has been running longer than ExecutionTimeout. A batch
+    /// whose commit record is being written is bounded by LogWriteTimeout instead (<see cref="LogThenCommitAsync"/>).
+    /// </summary>
     private void AbortOverdue()
     {
         PactBatch? overdue;
@@ -383,7 +481,31 @@ internal sealed class PactService : IDisposable
         Exception? failure = null;
         try
         {
-            await Log.AppendInOrderAsync([.. batches.Select(batch => LogRecord.Committed(LoggedTxnKind.Batch, batch.Bid))]);
+            Task written;
+            try
+            {
+                written = Log.AppendInOrderAsync([.. batches.Select(batch => LogRecord.Committed(LoggedTxnKind.Batch, batch.Bid))]);
+            }
+            catch (Exception refused)
+            {
+                // Refused before anything was written: these batches certainly did not commit.
+                lock (_gate)
+                {
+                    _logger.LogCritical(refused, "BatchCommit records for batches {First}..{Last} were refused by the log; PACT commits are stopped", batches[0].Bid, batches[^1].Bid);
+                    _commitStopped = true;
+                    foreach (var batch in batches)
+                    {
+                        batch.Committing = false;
+                    }
+
+                    var reason = new TransactionAbortedException(batches[0].Bid, AbortReason.LogWriteFailed, $"the write-ahead log refused its commit record: {refused.Message}", refused);
+                    AbortUncommittedLocked(new PactTicket(batches[0].Bid, batches[0].Bid), reason);
+                }
+
+                return;
+            }
+
+            await written.WaitAsync(_logWriteTimeout);
         }
         catch (Exception exception)
         {
@@ -394,10 +516,31 @@ internal sealed class PactService : IDisposable
         {
             if (failure is not null)
             {
-                // Unknown whether the records reached the disk: the silo cannot promise either outcome, so it stops
-                // committing (clients time out) rather than report one that recovery might contradict.
-                _logger.LogCritical(failure, "BatchCommit records for batches {First}..{Last} could not be written; PACT commits are stopped", batches[0].Bid, batches[^1].Bid);
+                // Unknown whether the records reached the disk: recovery will decide. The clients of these batches hear
+                // "in doubt", never "aborted" or "committed"; commits stop (the log refuses later writes after a failed
+                // one anyway), and every batch not yet committing aborts, so nobody waits for a commit that cannot come.
+                _logger.LogCritical(failure, "BatchCommit records for batches {First}..{Last} were not confirmed durable; their outcome is in doubt and PACT commits are stopped", batches[0].Bid, batches[^1].Bid);
                 _commitStopped = true;
+                _inDoubtFrom = Math.Min(_inDoubtFrom, batches[0].Bid);
+                ReportInDoubt(batches, failure);
+
+                // Batches not yet committing abort; later groups still committing are left to their own continuation
+                // (their records are queued after these, so they end in doubt too).
+                if (_uncommitted.Values.Any(b => !b.Committing))
+                {
+                    AbortUncommittedLocked(new PactTicket(batches[0].Bid, batches[0].Bid),
+                        new TransactionAbortedException(batches[0].Bid, AbortReason.LogWriteFailed, "PACT commits stopped after a failed log write."));
+                }
+
+                Volatile.Write(ref _resolvedBid, Math.Max(_resolvedBid, batches[^1].Bid));
+                return;
+            }
+
+            if (_commitStopped && batches[0].Bid > _inDoubtFrom)
+            {
+                // Durable after an earlier group was reported in doubt (a stalled write that finished late): the disk
+                // may well hold both, but this silo dropped the earlier one's versions, so it cannot apply these.
+                ReportInDoubt(batches, new TimeoutException("an earlier commit record was not confirmed durable in time"));
                 return;
             }
 
@@ -410,13 +553,37 @@ internal sealed class PactService : IDisposable
         }
     }
 
+    /// <summary>
+    /// Resolves batches whose commit record may or may not be on disk: their clients hear "in doubt", and their versions
+    /// leave this silo's memory (recovery, not this silo, decides what they become). Under <see cref="_gate"/>.
+    /// </summary>
+    private void ReportInDoubt(List<PactBatch> batches, Exception failure)
+    {
+        foreach (var batch in batches)
+        {
+            if (_uncommitted.Remove(batch.Bid))
+            {
+                _executing.TryRemove(batch.Bid, out _);
+                ForgetDooms(batch);
+                batch.Outcome.TrySetResult(new TransactionInDoubtException(batch.Bid,
+                    $"the commit record of its batch {batch.Bid} was not confirmed durable: {failure.Message}", failure));
+            }
+        }
+
+        var reason = new TransactionAbortedException(batches[0].Bid, AbortReason.LogWriteFailed, "PACT commits stopped after a failed log write.");
+        foreach (var actor in batches.SelectMany(b => b.Participants).Distinct())
+        {
+            ScheduleOf(actor).AbortAfter(batches[0].Bid - 1, (_, tid) => new TransactionAbortedException(tid, reason.Reason, reason.Message));
+        }
+    }
+
     /// <summary>Applies the batches at the head that may commit: all complete and, with a log, their records durable.</summary>
     private void ApplyCommits()
     {
         while (_uncommitted.Count > 0)
         {
             var (bid, batch) = _uncommitted.First();
-            if (batch.Pending > 0 || (Log.Enabled && !batch.CommitLogged) || _commitStopped)
+            if (batch.Pending > 0 || (Log.Enabled && !batch.CommitLogged))
             {
                 return;
             }
@@ -429,6 +596,7 @@ internal sealed class PactService : IDisposable
                 ScheduleOf(actor).Commit(bid);
             }
 
+            ForgetDooms(batch);
             batch.Outcome.TrySetResult(null);
             _metrics.BatchCommitted(System.Diagnostics.Stopwatch.GetElapsedTime(batch.EmittedAt));
         }
@@ -459,7 +627,8 @@ internal sealed class PactService : IDisposable
                 _logger.LogError(exception, "Coordinator {Index} could not order {Count} PACT(s)", index, pacts.Count);
                 foreach (var pact in pacts)
                 {
-                    pact.Ticket.TrySetException(exception);
+                    pact.Ticket.TrySetException(new TransactionAbortedException(0, AbortReason.OrderingFailed,
+                        $"no transaction id could be reserved for it: {exception.Message}; nothing of it ran.", exception));
                 }
             }
         }
@@ -484,7 +653,10 @@ internal sealed class PactService : IDisposable
             }
         }
 
-        Volatile.Write(ref _parked, token);
+        // Parked with a full fence (not a plain volatile write, which may be reordered after the reads below): a
+        // submitter enqueues and then exchanges _parked, this side exchanges _parked and then reads the queues, so at
+        // least one of the two sees the other's write and nobody's PACT waits for the next submission.
+        Interlocked.Exchange(ref _parked, token);
 
         // A submission that came after the scan, but before the token was parked, found no parked token to
         // wake: look once more, so it is not left waiting.
@@ -500,6 +672,24 @@ internal sealed class PactService : IDisposable
 
     private void Emit(List<PendingPact> pacts, PactToken token)
     {
+        // Withdrawn submissions (they timed out waiting) are not ordered at all.
+        pacts.RemoveAll(pact => pact.Ticket.Task.IsCompleted);
+        if (pacts.Count == 0)
+        {
+            return;
+        }
+
+        if (Volatile.Read(ref _commitStopped))
+        {
+            foreach (var pact in pacts)
+            {
+                pact.Ticket.TrySetException(new TransactionAbortedException(0, AbortReason.LogWriteFailed,
+                    "PACT commits are stopped in this silo after a failed write-ahead log write; restart the silo. Nothing of it ran."));
+            }
+
+            return;
+        }
+
         var bid = token.NextTid;
         var subBatches = new Dictionary<GrainId, List<(long Tid, int Accesses)>>();
         var tickets = new PactTicket[pacts.Count];
@@ -521,7 +711,7 @@ internal sealed class PactService : IDisposable
         lock (_gate)
         {
             _lastBid = bid;
-            var batch = new PactBatch(bid, [.. subBatches.Keys]);
+            var batch = new PactBatch(bid, bid + pacts.Count - 1, [.. subBatches.Keys]);
             _uncommitted.Add(bid, batch);
             _executing[bid] = batch;
             if (Log.Enabled)
@@ -533,6 +723,7 @@ internal sealed class PactService : IDisposable
             {
                 var prev = token.PrevBid.GetValueOrDefault(actor, -1);
                 token.PrevBid[actor] = bid;
+                _prevBidCount = token.PrevBid.Count;
                 ScheduleOf(actor).Deliver(bid, prev, list);
             }
 
@@ -542,7 +733,11 @@ internal sealed class PactService : IDisposable
         _metrics.BatchEmitted(pacts.Count);
         for (var i = 0; i < pacts.Count; i++)
         {
-            pacts[i].Ticket.TrySetResult(tickets[i]);
+            if (!pacts[i].Ticket.TrySetResult(tickets[i]))
+            {
+                // Withdrawn after it was drained: nobody will run it, so its batch (and the later ones) must not wait.
+                Abort(tickets[i], new TransactionAbortedException(tickets[i].Tid, AbortReason.OrderingFailed, "it was withdrawn while being ordered."));
+            }
         }
     }
 }

@@ -23,11 +23,11 @@ namespace Snapper.Scheduling;
 /// <item>Hybrid, <see cref="HybridScheduling.CommittedBatchesOnly"/>: an ACT enters only when no batch is uncommitted
 /// here, and a batch starts only when no ACT is inside. Then every conflict edge X → Y between transactions on this
 /// actor means Y committed after X, and commit order is a serialization order across all actors.</item>
-/// <item>Nothing here calls the <see cref="PactService"/> while holding the lock: the service calls in with
-/// its own lock held, and the opposite order would deadlock. Completed batches are reported after release.</item>
+/// <item>Nothing here calls the batch status or the completion sink while holding the lock: the PACT service calls in
+/// with its own lock held, and the opposite order would deadlock. Completed batches are reported after release.</item>
 /// </list>
 /// </remarks>
-internal sealed class ActorSchedule(GrainId actor, PactService service, HybridScheduling hybrid, bool unsafeSkipHybridGate = false)
+internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBatchCompletionSink completions, HybridScheduling hybrid, bool unsafeSkipHybridGate = false)
 {
     private readonly Dictionary<long, SubBatch> _batches = new();
     private readonly Dictionary<long, PactSlot> _pacts = new();
@@ -44,6 +44,63 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, HybridSc
     public object Gate { get; } = new();
 
     public GrainId Actor => actor;
+
+    /// <summary>Whether PACT batches delivered here have not committed yet.</summary>
+    public bool HasUncommittedBatches
+    {
+        get
+        {
+            lock (Gate)
+            {
+                return _batches.Count > 0;
+            }
+        }
+    }
+
+    /// <summary>Sub-batches delivered here and not yet committed or aborted (for tests and diagnostics).</summary>
+    public int UncommittedBatchCount
+    {
+        get
+        {
+            lock (Gate)
+            {
+                return _batches.Count;
+            }
+        }
+    }
+
+    /// <summary>A method of PACT <paramref name="tid"/> running here started a call (counted until it returns).</summary>
+    public void CallStarted(long tid)
+    {
+        lock (Gate)
+        {
+            if (_pacts.TryGetValue(tid, out var slot))
+            {
+                slot.OutstandingCalls++;
+            }
+        }
+    }
+
+    /// <summary>A call started here by PACT <paramref name="tid"/> returned (or failed).</summary>
+    public void CallEnded(long tid)
+    {
+        lock (Gate)
+        {
+            if (_pacts.TryGetValue(tid, out var slot))
+            {
+                slot.OutstandingCalls--;
+            }
+        }
+    }
+
+    /// <summary>Calls PACT <paramref name="tid"/> started here that have not returned yet.</summary>
+    public int OutstandingCalls(long tid)
+    {
+        lock (Gate)
+        {
+            return _pacts.TryGetValue(tid, out var slot) ? slot.OutstandingCalls : 0;
+        }
+    }
 
     /// <summary>Connects the activated actor's state, so batches can record, commit and drop versions.</summary>
     public void Attach(IActorStateVersions versions)
@@ -312,7 +369,7 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, HybridSc
             // A resolved batch matters only if it aborted and this ACT read from it (then the ACT must abort too).
             // Committed ones are dropped (-1), so the values kept stay recent: an ACT that depends only on
             // committed batches behaves exactly as one that depends on none.
-            if (_endedActsMaxBeforeBid <= service.ResolvedBid)
+            if (_endedActsMaxBeforeBid <= batchStatus.ResolvedBid)
             {
                 // Committed (harmless), or aborted, and then the ACTs that depended on it aborted with it.
                 _endedActsMaxBeforeBid = -1;
@@ -423,7 +480,7 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, HybridSc
 
     private bool TryStartNext()
     {
-        var resolved = service.ResolvedBid;
+        var resolved = batchStatus.ResolvedBid;
         SubBatch? next = null;
         foreach (var batch in _batches.Values)
         {
@@ -446,14 +503,7 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, HybridSc
     {
         foreach (var done in completed)
         {
-            if (service.Log.Enabled)
-            {
-                _ = service.LogThenCompleteAsync(done.Bid, actor, done.Version, done.Seq);
-            }
-            else
-            {
-                service.BatchComplete(done.Bid, actor);
-            }
+            completions.SubBatchCompleted(done.Bid, actor, done.Version, done.Seq);
         }
     }
 
@@ -484,6 +534,9 @@ internal sealed class ActorSchedule(GrainId actor, PactService service, HybridSc
         public int Running { get; set; }
 
         public bool Finished { get; set; }
+
+        /// <summary>Calls made from this actor by the PACT's methods that have not returned yet.</summary>
+        public int OutstandingCalls { get; set; }
 
         public TaskCompletionSource? Turn { get; set; }
     }

@@ -35,11 +35,20 @@ internal sealed class StateVersions<TState>(object gate, TState initial, Func<TS
         }
     }
 
-    /// <summary>The state a PACT of the running batch works on: the same object for every access of that batch.</summary>
-    public TState ForPact()
+    /// <summary>
+    /// The state a PACT of the running batch works on. A write access gets the batch's own copy, the same object for
+    /// every write access of that batch; a read access gets the state as it stands, shared and not copied (so a batch
+    /// that only reads leaves no version behind, and nothing to log).
+    /// </summary>
+    public TState ForPact(AccessMode mode)
     {
         lock (gate)
         {
+            if (mode == AccessMode.Read)
+            {
+                return _latest;
+            }
+
             if (_latestShared)
             {
                 _latest = copy(_latest);
@@ -58,6 +67,30 @@ internal sealed class StateVersions<TState>(object gate, TState initial, Func<TS
             // Shared means no batch is writing it (always so under the hybrid rules; the test-only switch that
             // removes them may let a batch run meanwhile, and then the committed state is the safe choice).
             return copy(_latestShared ? _latest : _committed);
+        }
+    }
+
+    /// <summary>
+    /// The state an ACT reads without writing: the state after the batches before it, shared, not copied. It holds a
+    /// read lock, so no ACT installs over it meanwhile, and no batch after it starts here before it ends.
+    /// </summary>
+    public TState ForActRead()
+    {
+        lock (gate)
+        {
+            return _latestShared ? _latest : _committed;
+        }
+    }
+
+    /// <summary>The last seq this actor handed out for a log record.</summary>
+    public long LastSeq
+    {
+        get
+        {
+            lock (gate)
+            {
+                return _seq;
+            }
         }
     }
 

@@ -1,0 +1,229 @@
+using Microsoft.Extensions.Logging;
+using Snapper.Actors;
+using Snapper.Hybrid;
+
+namespace Snapper.Act;
+
+/// <summary>
+/// The first actor's side of an ACT (thesis §3.3.3.3): two-phase commit with presumed abort, the hybrid check between
+/// the votes and the decision (§3.3.4.3-4), the commit record, and abort fan-out.
+/// </summary>
+/// <remarks>
+/// Invariants:
+/// <list type="bullet">
+/// <item>The first actor knows every participant before it starts 2PC: each call returns the participants it touched,
+/// and a method may not return while a call it started is still running.</item>
+/// <item>From the decision on, the outcome is remembered (in memory, and with a log in the commit record) before any
+/// commit message is sent, so a participant asking <c>Resolve</c> hears it.</item>
+/// <item>A client hears "committed" only once the commit record is durable, "aborted" only when nothing of the
+/// transaction can be committed, and "in doubt" when the decision was taken but its record may or may not be on disk.</item>
+/// </list>
+/// Runs only in turns of the activation that owns the core (see <see cref="ActorCore{TState}"/>).
+/// </remarks>
+internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TState : class
+{
+    private SnapperRuntime Runtime => core.Runtime;
+
+    private ActParticipant<TState> Self => core.Participant;
+
+    /// <summary>Commits the transaction. Returns null when committed, else why not (an abort, or in doubt).</summary>
+    public async Task<SnapperException?> CommitAsync(ActorTransaction<TState> txn)
+    {
+        txn.Participants.Remove(core.Self);
+        txn.Phase = ActorTxnPhase.Preparing;
+        var participants = txn.Participants.ToArray();
+        var votes = Array.Empty<PrepareResult>();
+        if (participants.Length > 0)
+        {
+            try
+            {
+                Runtime.Metrics.PreparesSent(participants.Length);
+                votes = await Task.WhenAll(participants.Select(p => Runtime.Participant(p).Prepare(txn.Tid, txn.MaxBeforeBid)))
+                    .WaitAsync(Runtime.Options.PrepareTimeout);
+            }
+            catch (Exception exception)
+            {
+                return new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed, $"prepare did not complete: {exception.Message}", exception);
+            }
+
+            var refused = Array.FindIndex(votes, v => v.Vote == PrepareVote.No);
+            if (refused >= 0)
+            {
+                return txn.Doomed ?? new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed, $"participant {participants[refused]} voted no.");
+            }
+        }
+
+        if (await CheckHybridAsync(txn, votes) is { } unsafeToCommit)
+        {
+            return unsafeToCommit;
+        }
+
+        if (txn.Doomed is { } doomed)
+        {
+            // A participant asked for the decision meanwhile and was told "aborted".
+            return doomed;
+        }
+
+        // The decision is taken here. With a log, one append on the ordered logger carries every writer's new state
+        // and the commit record; the transaction is then installed and its locks released at once, before the append
+        // is durable (early lock release), and only its client waits for the disk. This is safe because whatever
+        // reads the released state can only commit through a record appended later to the same ordered logger
+        // (WriteAheadLog.AppendInOrderAsync), which a crash cannot keep while losing this one.
+        var writers = participants.Where((_, i) => votes[i].Vote == PrepareVote.Prepared).ToArray();
+        Task? durable = null;
+        if (Runtime.Log.Enabled && (txn.Wrote || writers.Length > 0))
+        {
+            try
+            {
+                durable = txn.CommitLogging = LogCommit(txn, participants, votes, awaitingAcks: writers.Length > 0);
+            }
+            catch (Exception exception)
+            {
+                // Refused before anything was written (the logger failed earlier): nothing of it can be on disk.
+                core.Logger.LogCritical(exception, "Commit record of transaction {Tid} could not be queued; aborting it", txn.Tid);
+                return new TransactionAbortedException(txn.Tid, AbortReason.LogWriteFailed, $"its commit could not be logged: {exception.Message}", exception);
+            }
+        }
+        else if (Runtime.Log.Enabled)
+        {
+            // Read-only: nothing to log, but what it read may come from a transaction whose commit record is not
+            // durable yet; its client hears only once that record is.
+            durable = Runtime.Log.WhenInOrderDurableAsync();
+        }
+
+        Self.End(txn, TxnOutcome.Committed);
+        if (writers.Length > 0)
+        {
+            Self.RememberOutcome(txn.Tid, TxnOutcome.Committed);
+            Runtime.Metrics.CommitsSent(writers.Length);
+            try
+            {
+                await Task.WhenAll(writers.Select(p => Runtime.Participant(p).Commit(txn.Tid, txn.MaxBeforeBid))).WaitAsync(Runtime.Options.PrepareTimeout);
+                core.Ended.Forget(txn.Tid);
+                Runtime.Log.Acknowledged(txn.Tid);
+            }
+            catch (Exception exception)
+            {
+                // Committed regardless: a participant that missed the message asks this actor (Resolve), which answers
+                // from memory, or from the log's record of commits not acknowledged by every participant.
+                core.Logger.LogWarning(exception, "Commit of transaction {Tid} not acknowledged by every participant; they will resolve it", txn.Tid);
+            }
+        }
+
+        if (durable is not null)
+        {
+            try
+            {
+                await durable.WaitAsync(Runtime.Options.LogWriteTimeout);
+            }
+            catch (Exception exception)
+            {
+                // The record was queued and may or may not be on disk (a write that failed part way, or a logger that
+                // stalled): recovery will commit the transaction if it is. The log refuses every write after a failed
+                // one (Logger), so nothing that read these writes can commit meanwhile either.
+                core.Logger.LogCritical(exception, "Commit record of transaction {Tid} was not confirmed durable; its outcome is in doubt until the silo restarts", txn.Tid);
+                return txn.Wrote || writers.Length > 0
+                    ? new TransactionInDoubtException(txn.Tid, $"its commit was decided but could not be confirmed durable: {exception.Message}", exception)
+                    : new TransactionAbortedException(txn.Tid, AbortReason.LogWriteFailed,
+                        $"it only read, but what it read could not be confirmed durable: {exception.Message}", exception);
+            }
+        }
+
+        return null;
+    }
+
+    /// <summary>
+    /// Queues the transaction's commit: every prepared participant's new state (carried by its vote), this actor's
+    /// own if it wrote, then the commit record, as one append, so recovery finds all of them or none is committed.
+    /// With participants to tell, the record says so, and the commit stays open in the log until they acknowledged.
+    /// </summary>
+    private Task LogCommit(ActorTransaction<TState> txn, GrainId[] participants, PrepareResult[] votes, bool awaitingAcks)
+    {
+        var records = new List<Logging.LogRecord>(participants.Length + 2);
+        for (var i = 0; i < participants.Length; i++)
+        {
+            if (votes[i] is { Vote: PrepareVote.Prepared, State: { } state, Seq: var seq })
+            {
+                records.Add(Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, txn.Tid, participants[i], seq, state));
+            }
+        }
+
+        if (txn.Wrote)
+        {
+            records.Add(Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, txn.Tid, core.Self, core.State.NextSeq(), Runtime.Serialize(txn.Working!)));
+        }
+
+        records.Add(awaitingAcks ? Logging.LogRecord.CommittedAwaitingAcks(txn.Tid) : Logging.LogRecord.Committed(Logging.LoggedTxnKind.Act, txn.Tid));
+        return Runtime.Log.AppendCommitAsync(txn.Tid, awaitingAcks, [.. records]);
+    }
+
+    /// <summary>
+    /// The hybrid check and commit rule (<see cref="HybridCheck"/>), once every participant voted. Waiting is safe after
+    /// the check: every batch waiting for this ACT has a larger bid than the one it waits for, and nobody waits for its
+    /// locks meanwhile (<see cref="WaitDieLock.HolderWaitsForBatches"/>), so no cycle of waits closes through it.
+    /// </summary>
+    private async Task<TransactionAbortedException?> CheckHybridAsync(ActorTransaction<TState> txn, PrepareResult[] votes)
+    {
+        var maxBefore = txn.MaxBeforeBid;
+        if (Runtime.Options.HybridScheduling != Hosting.HybridScheduling.SerializabilityCheck || maxBefore < 0 || Runtime.TestHooks.SkipHybridGate)
+        {
+            return null; // depends on no uncommitted batch (or, test-only, the check is off)
+        }
+
+        var (ownMin, ownComplete) = Self.AfterSetPart(txn);
+        var (minAfter, complete) = HybridCheck.CombineAfterSets(ownMin, ownComplete, votes.Select(v => (v.MinAfterBid, v.AfterSetComplete)));
+        var batches = Runtime.Batches;
+        var verdict = HybridCheck.Check(maxBefore, minAfter, complete, batches.IsCommitted(maxBefore));
+        if (verdict.Kind == HybridVerdictKind.Abort)
+        {
+            return new TransactionAbortedException(txn.Tid, verdict.Reason, verdict.Why!);
+        }
+
+        if (!batches.IsCommitted(maxBefore))
+        {
+            // Whoever waits for this ACT's locks would now wait for batches that may wait for it: they give way.
+            core.Lock.HolderWaitsForBatches(txn.Tid);
+        }
+
+        bool committed;
+        try
+        {
+            committed = await batches.WhenResolvedAsync(verdict.WaitForBid).WaitAsync(Runtime.Options.ExecutionTimeout);
+        }
+        catch (TimeoutException)
+        {
+            return new TransactionAbortedException(txn.Tid, AbortReason.HybridDeadlock,
+                $"PACT batch {maxBefore}, which it depends on, did not commit within {Runtime.Options.ExecutionTimeout}.");
+        }
+
+        var after = HybridCheck.AfterWait(txn.MinBeforeBid, maxBefore, committed, committed && batches.AnyAbortedBetween(txn.MinBeforeBid, maxBefore));
+        return after.Kind == HybridVerdictKind.Abort ? new TransactionAbortedException(txn.Tid, after.Reason, after.Why!) : null;
+    }
+
+    public async Task AbortEverywhereAsync(ActorTransaction<TState> txn, TransactionAbortedException reason)
+    {
+        txn.Doom(reason);
+        Self.End(txn, TxnOutcome.Aborted);
+        txn.Participants.Remove(core.Self);
+        await AbortParticipantsAsync(txn.Tid, txn.Participants);
+    }
+
+    public async Task AbortParticipantsAsync(long tid, IEnumerable<GrainId> participants)
+    {
+        var others = participants.Where(p => p != core.Self).ToArray();
+        if (others.Length == 0)
+        {
+            return;
+        }
+
+        try
+        {
+            await Task.WhenAll(others.Select(p => Runtime.Participant(p).Abort(tid))).WaitAsync(Runtime.Options.PrepareTimeout);
+        }
+        catch (Exception exception)
+        {
+            // Presumed abort: a participant that missed this aborts on its own after ParticipantTimeout.
+            core.Logger.LogWarning(exception, "Abort of transaction {Tid} not acknowledged by every participant", tid);
+        }
+    }
+}

@@ -1,0 +1,268 @@
+using Microsoft.Extensions.Logging;
+using Snapper.Actors;
+
+namespace Snapper.Act;
+
+/// <summary>
+/// The ACT side of one actor (thesis §3.3.3): the transactions running on it, their S2PL locks, and its part in
+/// two-phase commit as a participant (prepare, commit, abort, resolve). The first actor of an ACT uses the same
+/// bookkeeping for itself (<see cref="ActCoordinator{TState}"/> drives the commit).
+/// </summary>
+/// <remarks>
+/// Invariants:
+/// <list type="bullet">
+/// <item>No transaction sees another's uncommitted writes: writes go to a private copy, installed at commit while the
+/// writer still holds the exclusive lock (strict 2PL).</item>
+/// <item>Locks are released only when the transaction ends here (<see cref="End"/>): at commit, at abort, or at
+/// prepare for a participant that only read.</item>
+/// <item>A participant that has not prepared gives up on its own after <c>ParticipantTimeout</c> (presumed abort);
+/// one that has prepared waits for the decision and asks the first actor after <c>DecisionTimeout</c>.</item>
+/// </list>
+/// Runs only in turns of the activation that owns the core (see <see cref="ActorCore{TState}"/>).
+/// </remarks>
+internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TState : class
+{
+    private SnapperRuntime Runtime => core.Runtime;
+
+    private bool CheckingHybrid => Runtime.Options.HybridScheduling == Hosting.HybridScheduling.SerializabilityCheck;
+
+    public ActorTransaction<TState> Begin(TxnContext context, bool isRoot)
+    {
+        var txn = new ActorTransaction<TState>(context, isRoot);
+        core.Transactions.Add(context.Tid, txn);
+        if (!isRoot)
+        {
+            core.WatchdogNeeded?.Invoke();
+        }
+
+        return txn;
+    }
+
+    /// <summary>The running transaction of <paramref name="context"/> here.</summary>
+    /// <exception cref="TransactionNotActiveException">It is not running here (ended, or the context was kept).</exception>
+    public ActorTransaction<TState> RequireActive(TxnContext context)
+    {
+        ArgumentNullException.ThrowIfNull(context);
+        if (!core.Transactions.TryGetValue(context.Tid, out var txn))
+        {
+            throw new TransactionNotActiveException(context.Tid, core.Ended.TryGet(context.Tid, out var outcome)
+                ? $"it already ended on this actor ({outcome})."
+                : "it already ended, or its context reached this actor other than through StartTxn or CallActor.");
+        }
+
+        if (txn.Phase != ActorTxnPhase.Active)
+        {
+            throw (SnapperException?)txn.Doomed ?? new TransactionNotActiveException(context.Tid, $"it is {txn.Phase} and can no longer run methods.");
+        }
+
+        return txn;
+    }
+
+    /// <summary>Ends the transaction here: installs its copy if it committed a write, releases its lock, leaves the schedule.</summary>
+    public void End(ActorTransaction<TState> txn, TxnOutcome outcome)
+    {
+        if (outcome == TxnOutcome.Committed && txn.Wrote && txn.Working is not null)
+        {
+            core.State.InstallAct(txn.Working);
+        }
+
+        txn.Phase = ActorTxnPhase.Ended;
+        core.Transactions.Remove(txn.Tid);
+        core.Lock.Release(txn.Tid, txn.Doomed);
+        if (txn.Admitted)
+        {
+            txn.Admitted = false;
+            core.Schedule.ExitAct(txn.Tid, outcome == TxnOutcome.Committed ? txn.MaxBeforeBid : -1);
+        }
+    }
+
+    public void RememberOutcome(long tid, TxnOutcome outcome)
+    {
+        core.Ended.Record(tid, outcome);
+        core.WatchdogNeeded?.Invoke();
+    }
+
+    /// <summary>
+    /// This actor's part of the ACT's AfterSet: the first batch after it here (-1 if none), and whether the part is
+    /// complete for the check. The delivered watermark is read before the schedule: every batch up to it is then
+    /// in the schedule already, so if it covers max(BS), batches after the ACT still to come are larger than max(BS).
+    /// In-order delivery inside the silo makes this exact where the thesis, with asynchronous batch messages, had
+    /// to treat the part as unknown (its incomplete-AfterSet case).
+    /// </summary>
+    public (long MinAfterBid, bool Complete) AfterSetPart(ActorTransaction<TState> txn)
+    {
+        var delivered = Runtime.Batches.DeliveredBid;
+        var minAfterBid = core.Schedule.MinAfterBid(txn.Tid);
+        return (minAfterBid, minAfterBid >= 0 || delivered >= txn.MaxBeforeBid);
+    }
+
+    public Task<PrepareResult> Prepare(long tid, long maxBeforeBid)
+    {
+        if (!core.Transactions.TryGetValue(tid, out var txn) || txn.Phase != ActorTxnPhase.Active || txn.IsRoot)
+        {
+            return Task.FromResult(new PrepareResult(PrepareVote.No));
+        }
+
+        if (txn.Doomed is not null || txn.RunningMethods > 0 || txn.OutstandingCalls > 0)
+        {
+            // Still running here although its first method returned: a call was not awaited somewhere.
+            txn.Doom(txn.Doomed ?? new TransactionAbortedException(tid, AbortReason.UnawaitedCall, "a method was still running at prepare."));
+            End(txn, TxnOutcome.Aborted);
+            return Task.FromResult(new PrepareResult(PrepareVote.No));
+        }
+
+        txn.MaxBeforeBid = Math.Max(txn.MaxBeforeBid, maxBeforeBid);
+        var (minAfterBid, complete) = CheckingHybrid ? AfterSetPart(txn) : (-1, false);
+        if (CheckingHybrid && txn.Wrote && !Runtime.Batches.IsCommitted(txn.MaxBeforeBid))
+        {
+            // The first actor may wait for batch max(BS) with this lock held (see ActCoordinator).
+            core.Lock.HolderWaitsForBatches(tid);
+        }
+
+        if (!txn.Wrote)
+        {
+            End(txn, TxnOutcome.Committed);
+            return Task.FromResult(new PrepareResult(PrepareVote.ReadOnly, minAfterBid, complete));
+        }
+
+        txn.Phase = ActorTxnPhase.Prepared;
+        txn.Touch();
+        var prepared = new PrepareResult(PrepareVote.Prepared, minAfterBid, complete);
+        if (!Runtime.Log.Enabled)
+        {
+            return Task.FromResult(prepared);
+        }
+
+        // With one ordered logger the vote carries the new state and the first actor logs it with the decision (see
+        // ActCoordinator); with several, the participant makes it durable on its own logger before voting.
+        var state = Runtime.Serialize(txn.Working!);
+        var seq = core.State.NextSeq();
+        return Runtime.Log.StatesDurableBeforeVote
+            ? LogPreparedAsync(txn, prepared, Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, tid, core.Self, seq, state))
+            : Task.FromResult(prepared with { State = state, Seq = seq });
+    }
+
+    /// <summary>A participant's Prepare record (its new state) on its own logger, durable before it votes yes (several loggers only).</summary>
+    private async Task<PrepareResult> LogPreparedAsync(ActorTransaction<TState> txn, PrepareResult vote, Logging.LogRecord state)
+    {
+        try
+        {
+            await Runtime.Log.AppendStateAsync(core.Self, state).WaitAsync(Runtime.Options.LogWriteTimeout);
+        }
+        catch (Exception exception)
+        {
+            core.Logger.LogError(exception, "Prepare record of transaction {Tid} could not be written; voting no", txn.Tid);
+            txn.Doom(new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed, $"its prepare could not be logged: {exception.Message}", exception));
+            if (txn.Phase == ActorTxnPhase.Prepared)
+            {
+                End(txn, TxnOutcome.Aborted);
+            }
+
+            return new PrepareResult(PrepareVote.No);
+        }
+
+        // Aborted while the record was written (the first actor gave up): the record is harmless without a commit.
+        return txn.Phase == ActorTxnPhase.Prepared ? vote : new PrepareResult(PrepareVote.No);
+    }
+
+    public Task Commit(long tid, long maxBeforeBid)
+    {
+        if (core.Transactions.TryGetValue(tid, out var txn) && txn.Phase == ActorTxnPhase.Prepared)
+        {
+            txn.MaxBeforeBid = Math.Max(txn.MaxBeforeBid, maxBeforeBid);
+            End(txn, TxnOutcome.Committed);
+        }
+
+        return Task.CompletedTask;
+    }
+
+    public Task Abort(long tid)
+    {
+        if (core.Transactions.TryGetValue(tid, out var txn) && !txn.IsRoot)
+        {
+            txn.Doom(new TransactionAbortedException(tid, AbortReason.PrepareFailed, "aborted by its first actor."));
+            End(txn, TxnOutcome.Aborted);
+        }
+
+        return Task.CompletedTask;
+    }
+
+    /// <summary>
+    /// Asked of the first actor by a prepared participant that waited too long for the decision. Answered from the
+    /// running transaction, then from the outcomes remembered here, then from the write-ahead log's record of commits
+    /// not yet acknowledged by every participant (it outlives memory pruning and silo restarts); a transaction none of
+    /// them knows was never committed (presumed abort: a commit stays in that record until every participant acknowledged it).
+    /// </summary>
+    public Task<TxnOutcome> Resolve(long tid)
+    {
+        if (core.Transactions.TryGetValue(tid, out var txn))
+        {
+            if (txn.CommitLogging is not null)
+            {
+                // Decided, and the commit record queued: the participant may install its state now, as the commit
+                // message would let it (early lock release, see ActCoordinator's decision).
+                return Task.FromResult(TxnOutcome.Committed);
+            }
+
+            // Undecided: deciding "abort" now is always safe, and the first actor will act on it.
+            txn.Doom(new TransactionAbortedException(tid, AbortReason.ParticipantTimeout, "a participant timed out waiting for the decision."));
+            return Task.FromResult(TxnOutcome.Aborted);
+        }
+
+        if (core.Ended.TryGet(tid, out var outcome))
+        {
+            return Task.FromResult(outcome);
+        }
+
+        return Task.FromResult(Runtime.Log.IsUnacknowledgedCommit(tid) ? TxnOutcome.Committed : TxnOutcome.Aborted);
+    }
+
+    /// <summary>
+    /// One round of the participant watchdog: aborts unprepared transactions idle past ParticipantTimeout, asks the
+    /// first actor about prepared ones past DecisionTimeout, prunes remembered outcomes. Returns whether it is still needed.
+    /// </summary>
+    public bool Watch(object activation)
+    {
+        var options = Runtime.Options;
+        var now = Environment.TickCount64;
+        var participants = 0;
+        foreach (var txn in core.Transactions.Values.Where(t => !t.IsRoot).ToArray())
+        {
+            participants++;
+            var idle = TimeSpan.FromMilliseconds(now - txn.LastActivity);
+            if (txn.Phase == ActorTxnPhase.Active && txn.RunningMethods == 0 && idle > options.ParticipantTimeout)
+            {
+                core.Logger.LogWarning("Transaction {Tid} idle for {Idle} without a decision; aborting it here", txn.Tid, idle);
+                txn.Doom(new TransactionAbortedException(txn.Tid, AbortReason.ParticipantTimeout, $"no prepare within {options.ParticipantTimeout}."));
+                End(txn, TxnOutcome.Aborted);
+                RememberOutcome(txn.Tid, TxnOutcome.Aborted);
+            }
+            else if (txn.Phase == ActorTxnPhase.Prepared && idle > options.DecisionTimeout)
+            {
+                txn.Touch();
+                _ = ResolvePreparedAsync(txn, activation);
+            }
+        }
+
+        core.Ended.Prune(options.OutcomeRetention);
+        return participants > 0 || core.Ended.Count > 0;
+    }
+
+    private async Task ResolvePreparedAsync(ActorTransaction<TState> txn, object activation)
+    {
+        try
+        {
+            var outcome = await Runtime.Participant(txn.Context.Root).Resolve(txn.Tid).WaitAsync(Runtime.Options.PrepareTimeout);
+
+            // A later activation may own the core by now; it asks again itself.
+            if (core.IsOwnedBy(activation) && txn.Phase == ActorTxnPhase.Prepared)
+            {
+                End(txn, outcome);
+            }
+        }
+        catch (Exception exception)
+        {
+            core.Logger.LogWarning(exception, "Could not resolve prepared transaction {Tid}; will ask again", txn.Tid);
+        }
+    }
+}

@@ -1,0 +1,85 @@
+using Microsoft.Extensions.Logging;
+using Snapper.Act;
+using Snapper.Scheduling;
+
+namespace Snapper.Actors;
+
+/// <summary>
+/// Everything Snapper keeps for one transactional actor in a silo: its committed state and the versions PACT batches
+/// left on it, its local schedule, its ACT locks, the ACTs running on it and the outcomes it remembers. Kept by the
+/// silo (<see cref="ActorDirectory"/>), not by the grain activation, so that an activation ending for any reason
+/// (<c>DeactivateOnIdle</c>, <c>MigrateOnIdle</c> to the same silo, idle collection, rebalancing) loses nothing: the
+/// next activation on this silo picks up the same core, with its committed state and its uncommitted work.
+/// </summary>
+/// <remarks>
+/// Thread safety: <see cref="State"/> and <see cref="Schedule"/> have their own lock (the schedule's gate), since the
+/// PACT service reaches them from outside the grain. <see cref="Transactions"/>, <see cref="Lock"/> and
+/// <see cref="Ended"/> are touched only from turns of the activation that owns the core (<see cref="Owner"/>): Orleans
+/// runs one turn of an activation at a time, and creates the next activation of a grain only after the previous one
+/// finished deactivating, which it starts only when no request of it is running. Work an old activation left behind
+/// (a timer's fire-and-forget continuation) checks <see cref="IsOwnedBy"/> before it touches them.
+/// </remarks>
+internal sealed class ActorCore<TState> where TState : class
+{
+    public ActorCore(GrainId self, SnapperRuntime runtime, ILogger logger, TState initial, long lastSeq)
+    {
+        Self = self;
+        Runtime = runtime;
+        Logger = logger;
+        Schedule = runtime.Pacts.ScheduleOf(self);
+        State = new StateVersions<TState>(Schedule.Gate, initial, runtime.Copy, lastSeq);
+        Schedule.Attach(State);
+        Participant = new ActParticipant<TState>(this);
+        Coordinator = new ActCoordinator<TState>(this);
+    }
+
+    public GrainId Self { get; }
+
+    public SnapperRuntime Runtime { get; }
+
+    public ILogger Logger { get; }
+
+    public ActorSchedule Schedule { get; }
+
+    public StateVersions<TState> State { get; }
+
+    public WaitDieLock Lock { get; } = new();
+
+    /// <summary>ACTs that have run a method here and not ended here.</summary>
+    public Dictionary<long, ActorTransaction<TState>> Transactions { get; } = new();
+
+    /// <summary>
+    /// Only outcomes a late message could need: commits not yet acknowledged by every prepared participant (a
+    /// participant may ask Resolve), and transactions this actor aborted on its own (a late call must be refused, not
+    /// start the transaction afresh). Presumed abort covers everything else.
+    /// </summary>
+    public RecentOutcomes Ended { get; } = new();
+
+    /// <summary>The ACT participant role: prepare, commit, abort, resolve, and the participant watchdog.</summary>
+    public ActParticipant<TState> Participant { get; }
+
+    /// <summary>The ACT first-actor role: two-phase commit with the hybrid check.</summary>
+    public ActCoordinator<TState> Coordinator { get; }
+
+    /// <summary>The activation serving this actor now.</summary>
+    public object? Owner { get; private set; }
+
+    /// <summary>Asks the owning activation to run the participant watchdog (a grain timer, so it runs in the actor's turns).</summary>
+    public Action? WatchdogNeeded { get; private set; }
+
+    /// <summary>Whether ACTs are running here or PACT batches are uncommitted here.</summary>
+    public bool HasUncommittedWork => Transactions.Count > 0 || Schedule.HasUncommittedBatches;
+
+    public bool IsOwnedBy(object activation) => ReferenceEquals(Owner, activation);
+
+    /// <summary>The activation <paramref name="activation"/> serves this actor from now on.</summary>
+    public void Adopt(object activation, Action watchdogNeeded)
+    {
+        Owner = activation;
+        WatchdogNeeded = watchdogNeeded;
+        if (Transactions.Count > 0 || Ended.Count > 0)
+        {
+            watchdogNeeded();
+        }
+    }
+}

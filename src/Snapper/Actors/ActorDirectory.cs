@@ -1,0 +1,30 @@
+using System.Collections.Concurrent;
+
+namespace Snapper.Actors;
+
+/// <summary>
+/// The <see cref="ActorCore{TState}"/> of every transactional actor that has been active in this silo, for as long as
+/// the silo runs. Its size is the number of distinct actors, not of transactions: what stays per actor is its
+/// committed state (which memory-only mode must keep anyway, having nowhere else to keep it) and an empty schedule.
+/// </summary>
+internal sealed class ActorDirectory
+{
+    private readonly ConcurrentDictionary<GrainId, object> _cores = new();
+
+    public int Count => _cores.Count;
+
+    /// <summary>The actor's core, created by <paramref name="create"/> on its first activation in this silo.</summary>
+    /// <exception cref="SnapperException">The actor was active here before with a different state type.</exception>
+    public ActorCore<TState> GetOrAdd<TState>(GrainId actor, Func<ActorCore<TState>> create) where TState : class
+    {
+        var core = _cores.GetOrAdd(actor, static (_, create) => create(), create);
+        return core as ActorCore<TState> ?? throw new SnapperException(
+            $"Actor {actor} was active in this silo with state type {core.GetType().GenericTypeArguments[0].Name}, now with {typeof(TState).Name}.");
+    }
+
+    /// <summary>Whether the actor has a core here (it has been active in this silo).</summary>
+    public bool Contains(GrainId actor) => _cores.ContainsKey(actor);
+
+    /// <summary>Forgets an actor whose state moved to another silo.</summary>
+    public void Remove(GrainId actor) => _cores.TryRemove(actor, out _);
+}

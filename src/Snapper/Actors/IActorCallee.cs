@@ -1,0 +1,12 @@
+namespace Snapper.Actors;
+
+/// <summary>
+/// Snapper's entry point for a call inside a running transaction (what <c>CallActor</c> sends). Internal, and refused
+/// when it comes from outside a silo (see <see cref="SnapperEntryPoints"/>): only transactional actors join a
+/// transaction on another actor.
+/// </summary>
+internal interface IActorCallee : IGrain
+{
+    /// <summary>Runs one method of a transaction that is already running.</summary>
+    Task<CallResponse> ExecuteCall(CallRequest request);
+}

@@ -1,0 +1,15 @@
+using System.Reflection;
+using Snapper.Act;
+
+namespace Snapper.Actors;
+
+/// <summary>
+/// The grain interfaces of a transactional actor that only Snapper may call, from inside a silo: joining a transaction
+/// (<see cref="IActorCallee"/>) and two-phase commit (<see cref="IActParticipant"/>). A client that called them could
+/// hold a lock or decide an outcome; <see cref="TransactionalActor{TState}"/>'s call filter refuses such calls.
+/// </summary>
+internal static class SnapperEntryPoints
+{
+    public static bool IsInternal(MethodInfo? method) =>
+        method?.DeclaringType is { } type && (type == typeof(IActorCallee) || type == typeof(IActParticipant));
+}

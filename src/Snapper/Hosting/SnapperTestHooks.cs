@@ -1,0 +1,23 @@
+namespace Snapper.Hosting;
+
+/// <summary>
+/// Switches that break Snapper on purpose, for tests that prove the serializability checker catches a broken schedule,
+/// and fault injection for the write-ahead log. A DI singleton, all off unless a test registers its own instance
+/// (<c>services.AddSingleton(new SnapperTestHooks { ... })</c> before <c>AddSnapper</c>); kept out of
+/// <see cref="SnapperOptions"/> so that no configuration file can turn them on.
+/// </summary>
+internal sealed class SnapperTestHooks
+{
+    /// <summary><see cref="AccessMode.Read"/> takes no lock: breaks ACT serializability.</summary>
+    public bool SkipReadLocks { get; init; }
+
+    /// <summary>
+    /// With <see cref="HybridScheduling.CommittedBatchesOnly"/>, ACTs and PACT batches ignore each other on an actor; with
+    /// <see cref="HybridScheduling.SerializabilityCheck"/>, an ACT skips the check and commits without waiting for the
+    /// batches it read from. Either breaks serializability of hybrid workloads.
+    /// </summary>
+    public bool SkipHybridGate { get; init; }
+
+    /// <summary>Called by a logger after it wrote a group and before it fsyncs it: may throw (a failed write) or block (a stalled disk).</summary>
+    public Action<int>? AfterLogWrite { get; set; }
+}

@@ -1,0 +1,57 @@
+namespace Snapper.Pact;
+
+/// <summary>
+/// What a first actor needs from PACT ordering (thesis §3.3.2.1-2): a tid and batch for a submitted PACT, the batch's
+/// outcome, and the ways the PACT ends (finished, failed). One silo's <see cref="PactService"/> implements it; a
+/// cluster can put a remote implementation behind the same calls.
+/// </summary>
+internal interface IPactOrdering
+{
+    /// <summary>Submits a PACT; completes when it has a tid and its batch was delivered to every declared actor.</summary>
+    /// <exception cref="TransactionAbortedException">It could not be ordered (<see cref="AbortReason.OrderingFailed"/>, <see cref="AbortReason.LogWriteFailed"/>).</exception>
+    Task<PactTicket> SubmitAsync(GrainId root, ActorAccessInfo accessInfo);
+
+    /// <summary>The outcome of the PACT's batch: null if it committed, a <see cref="TransactionAbortedException"/>, or a <see cref="TransactionInDoubtException"/>.</summary>
+    Task<SnapperException?> OutcomeAsync(PactTicket ticket);
+
+    /// <summary>The PACT's first method returned: releases unused declared accesses; false if a method of it still runs somewhere.</summary>
+    bool Finish(long tid, ActorAccessInfo accessInfo);
+
+    /// <summary>The PACT failed: its batch and every later uncommitted one abort.</summary>
+    void Abort(PactTicket failed, TransactionAbortedException reason);
+
+    /// <summary>Marks a PACT as failed where its first actor will see it, even if user code caught the failed call.</summary>
+    void Doom(TransactionAbortedException reason);
+
+    /// <summary>Takes the mark <see cref="Doom"/> left, if any.</summary>
+    TransactionAbortedException? TakeDoom(long tid);
+}
+
+/// <summary>What schedules and ACTs need to know of PACT batches: which are resolved, which committed, how far delivery got.</summary>
+internal interface IBatchStatus
+{
+    /// <summary>Every batch with a bid at or below this is committed or aborted.</summary>
+    long ResolvedBid { get; }
+
+    /// <summary>Every batch with a bid at or below this has been delivered to all its actors.</summary>
+    long DeliveredBid { get; }
+
+    /// <summary>Whether batch <paramref name="bid"/> committed (true for -1, "no batch").</summary>
+    bool IsCommitted(long bid);
+
+    /// <summary>Completes with true when batch <paramref name="bid"/> committed, false if it did not.</summary>
+    Task<bool> WhenResolvedAsync(long bid);
+
+    /// <summary>Whether a batch from <paramref name="from"/> to <paramref name="to"/> may have aborted; call once they are all resolved.</summary>
+    bool AnyAbortedBetween(long from, long to);
+}
+
+/// <summary>Where an actor's schedule reports a sub-batch it completed (BatchComplete, thesis Fig. 3.7).</summary>
+internal interface IBatchCompletionSink
+{
+    /// <summary>
+    /// <paramref name="actor"/> finished its part of batch <paramref name="bid"/>, leaving <paramref name="version"/>
+    /// (null if the sub-batch only read) with log sequence number <paramref name="seq"/>.
+    /// </summary>
+    void SubBatchCompleted(long bid, GrainId actor, object? version, long seq);
+}
