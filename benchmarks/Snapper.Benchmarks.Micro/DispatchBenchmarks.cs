@@ -18,7 +18,6 @@ public sealed class CounterActor : ICounterActor
 
     public Task<TxnResponse> StartTxn(TxnRequest request) => throw new NotSupportedException();
 
-    public Task<CallResponse> ExecuteCall(CallRequest request) => throw new NotSupportedException();
 }
 
 /// <summary>

@@ -1,3 +1,4 @@
+using Microsoft.Extensions.DependencyInjection;
 using Orleans.TestingHost;
 using Snapper.Hosting;
 using Xunit;
@@ -22,13 +23,22 @@ public class ClusterFixture : IAsyncLifetime
 
     public static long NewId() => NewIds(1)[0];
 
-    public async Task InitializeAsync() => Cluster = await StartAsync(Configure);
+    public async Task InitializeAsync() => Cluster = await StartAsync(Configure, Hooks);
 
     /// <summary>Starts one in-process silo with Snapper, short timeouts, and <paramref name="configure"/> on top.</summary>
-    public static async Task<InProcessTestCluster> StartAsync(Action<SnapperOptions> configure)
+    public static Task<InProcessTestCluster> StartAsync(Action<SnapperOptions> configure) => StartAsync(configure, hooks: null);
+
+    /// <summary>The same, with test-only switches and fault injection (<paramref name="hooks"/>).</summary>
+    internal static async Task<InProcessTestCluster> StartAsync(Action<SnapperOptions> configure, SnapperTestHooks? hooks, int silos = 1)
     {
-        var builder = new InProcessTestClusterBuilder(1);
-        builder.ConfigureSilo((_, silo) => silo.AddSnapper(o =>
+        var builder = new InProcessTestClusterBuilder((short)silos);
+        builder.ConfigureSilo((_, silo) => silo.ConfigureServices(services =>
+        {
+            if (hooks is not null)
+            {
+                services.AddSingleton(hooks);
+            }
+        }).AddSnapper(o =>
         {
             o.Coordinators = 4;
             o.LockWaitTimeout = TimeSpan.FromSeconds(2);
@@ -51,18 +61,21 @@ public class ClusterFixture : IAsyncLifetime
     protected virtual void Configure(SnapperOptions options)
     {
     }
+
+    /// <summary>Test-only switches of this fixture's silo (none by default).</summary>
+    internal virtual SnapperTestHooks? Hooks => null;
 }
 
 /// <summary>A silo whose ACT reads take no locks: a deliberately broken schedule for the checker to catch.</summary>
 public sealed class UnsafeReadsClusterFixture : ClusterFixture
 {
-    protected override void Configure(SnapperOptions options) => options.UnsafeSkipReadLocks = true;
+    internal override SnapperTestHooks Hooks { get; } = new() { SkipReadLocks = true };
 }
 
 /// <summary>A silo whose ACTs skip the hybrid serializability check and commit without waiting for the batches they read.</summary>
 public sealed class UnsafeHybridClusterFixture : ClusterFixture
 {
-    protected override void Configure(SnapperOptions options) => options.UnsafeSkipHybridGate = true;
+    internal override SnapperTestHooks Hooks { get; } = new() { SkipHybridGate = true };
 }
 
 /// <summary>A silo with the stricter hybrid rule: ACTs enter an actor only when no batch is uncommitted there.</summary>
@@ -74,11 +87,9 @@ public sealed class CommittedBatchesOnlyClusterFixture : ClusterFixture
 /// <summary>The stricter hybrid rule with its gate removed: ACTs and PACT batches run over each other on an actor.</summary>
 public sealed class UnsafeCommittedBatchesOnlyClusterFixture : ClusterFixture
 {
-    protected override void Configure(SnapperOptions options)
-    {
-        options.HybridScheduling = HybridScheduling.CommittedBatchesOnly;
-        options.UnsafeSkipHybridGate = true;
-    }
+    protected override void Configure(SnapperOptions options) => options.HybridScheduling = HybridScheduling.CommittedBatchesOnly;
+
+    internal override SnapperTestHooks Hooks { get; } = new() { SkipHybridGate = true };
 }
 
 [CollectionDefinition(Name)]

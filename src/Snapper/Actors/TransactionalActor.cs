@@ -245,9 +245,12 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
                 $"its first actor {_self} is not in the PACT's ActorAccessInfo; declare every actor the PACT calls, the first one included.");
         }
 
-        if (accessInfo.Accesses.FirstOrDefault(a => a.Value < 1) is { Key: var actor, Value: < 1 } bad)
+        foreach (var (actor, accesses) in accessInfo.Accesses)
         {
-            throw new TransactionInputException(method, $"its ActorAccessInfo declares {bad.Value} access(es) to actor {actor}; declare at least one.");
+            if (accesses < 1)
+            {
+                throw new TransactionInputException(method, $"its ActorAccessInfo declares {accesses} access(es) to actor {actor}; declare at least one.");
+            }
         }
     }
 

@@ -1,3 +1,4 @@
+using Microsoft.Extensions.DependencyInjection;
 using System.Collections.Concurrent;
 using Snapper;
 
@@ -44,6 +45,10 @@ public sealed record Hold(
     [property: Id(2)] long? ThenTouch = null,
     [property: Id(3)] string? ThenGate = null);
 
+/// <summary>Start a call to <paramref name="Target"/>'s <c>Hold</c> at <paramref name="Gate"/> and return without awaiting it.</summary>
+[GenerateSerializer]
+public sealed record UnawaitedHold([property: Id(0)] long Target, [property: Id(1)] string Gate);
+
 /// <summary>Increment <paramref name="Other"/>, then report at <paramref name="Gate"/>, wait to be released, and throw if <paramref name="ThenFail"/>.</summary>
 [GenerateSerializer]
 public sealed record CallThenHold([property: Id(0)] long Other, [property: Id(1)] string Gate, [property: Id(2)] bool ThenFail = false);
@@ -66,6 +71,8 @@ public interface IProbe : ITransactionalActor, IGrainWithIntegerKey
 
     Task CallWithoutAwait(TxnContext ctx, long target);
 
+    Task CallWithoutAwaitToHold(TxnContext ctx, UnawaitedHold input);
+
     Task IncrementThenFail(TxnContext ctx, long other);
 
     Task CatchFailedCall(TxnContext ctx, long other);
@@ -76,8 +83,9 @@ public interface IProbe : ITransactionalActor, IGrainWithIntegerKey
 /// <summary>A user exception with no Orleans serializer: it cannot travel to the client as an object.</summary>
 public sealed class LocalOnlyException(string message) : Exception(message);
 
-public sealed class Probe : TransactionalActor<ProbeState>, IProbe
+public sealed class Probe : TransactionalActor<ProbeState>, IProbe, IActivationControl
 {
+    private readonly Guid _activation = Guid.NewGuid();
     private TxnContext? _kept;
 
     public async Task<long> Hold(TxnContext ctx, Hold input)
@@ -147,6 +155,26 @@ public sealed class Probe : TransactionalActor<ProbeState>, IProbe
     {
         (await GetState(ctx, AccessMode.ReadWrite)).Value += 1;
         _ = CallActor(ctx, GrainFactory.GetGrain<IProbe>(target).Increment, 1);
+    }
+
+    public async Task CallWithoutAwaitToHold(TxnContext ctx, UnawaitedHold input)
+    {
+        (await GetState(ctx, AccessMode.ReadWrite)).Value += 1;
+        _ = CallActor(ctx, GrainFactory.GetGrain<IProbe>(input.Target).Hold, new Hold(input.Gate, AccessMode.ReadWrite));
+    }
+
+    public Task<(Guid Activation, SiloAddress Silo)> WhoAmI() => Task.FromResult((_activation, ServiceProvider.GetRequiredService<ILocalSiloDetails>().SiloAddress));
+
+    public Task DeactivateSelf()
+    {
+        DeactivateOnIdle();
+        return Task.CompletedTask;
+    }
+
+    public Task MigrateSelf()
+    {
+        MigrateOnIdle();
+        return Task.CompletedTask;
     }
 
     public async Task IncrementThenFail(TxnContext ctx, long other)

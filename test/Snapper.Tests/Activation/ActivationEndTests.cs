@@ -1,0 +1,198 @@
+using Orleans;
+using Orleans.TestingHost;
+using Snapper.Tests.Actors;
+using Xunit;
+
+namespace Snapper.Tests.Activation;
+
+/// <summary>The ways Orleans ends an activation from inside or outside a grain.</summary>
+public enum Ending
+{
+    /// <summary>The grain calls <c>DeactivateOnIdle()</c>.</summary>
+    SelfDeactivate,
+
+    /// <summary>Someone outside calls <c>DeactivateOnIdle</c> through the grain management extension.</summary>
+    ExtensionDeactivate,
+
+    /// <summary>
+    /// The grain calls <c>MigrateOnIdle()</c>: with one silo it deactivates and comes back on the same one. (The grain
+    /// management extension's <c>MigrateOnIdle</c> does nothing when placement picks the current silo, so it is
+    /// covered by <see cref="MigrationTests"/>, with two silos.)
+    /// </summary>
+    SelfMigrate,
+}
+
+/// <summary>
+/// Committed state and uncommitted work survive the end of an actor's activation, with and without a log: the next
+/// activation continues with the actor's silo-level core, at rest and with ACTs and PACTs in flight.
+/// </summary>
+public sealed class ActivationEndTests : IAsyncLifetime
+{
+    private readonly string _folder = Path.Combine(Path.GetTempPath(), "snapper-tests", Guid.NewGuid().ToString("N"));
+    private InProcessTestCluster _memory = null!;
+    private InProcessTestCluster _logged = null!;
+
+    public async Task InitializeAsync()
+    {
+        _memory = await ClusterFixture.StartAsync(_ => { });
+        _logged = await ClusterFixture.StartAsync(o => o.DataFolder = _folder);
+    }
+
+    public async Task DisposeAsync()
+    {
+        await _memory.DisposeAsync();
+        await _logged.DisposeAsync();
+        if (Directory.Exists(_folder))
+        {
+            Directory.Delete(_folder, recursive: true);
+        }
+    }
+
+    private InProcessTestCluster Cluster(bool logged) => logged ? _logged : _memory;
+
+    /// <summary>Ends the activation of <paramref name="actor"/> and proves a new one serves it now.</summary>
+    private static async Task EndActivation(InProcessTestCluster cluster, IAddressable actor, Ending ending)
+    {
+        var control = actor.Cast<IActivationControl>();
+        var before = await control.WhoAmI();
+        switch (ending)
+        {
+            case Ending.SelfDeactivate:
+                await control.DeactivateSelf();
+                break;
+            case Ending.ExtensionDeactivate:
+                await cluster.DeactivateAsync(control);
+                break;
+            case Ending.SelfMigrate:
+                await control.MigrateSelf();
+                break;
+        }
+
+        // Orleans holds calls that arrive while an activation deactivates and hands them to the next one, so this call
+        // sees the new activation once the old one is gone (the first call may still be served by the old one if the
+        // deactivation request is queued behind it; the second never is).
+        var after = await control.WhoAmI();
+        if (after.Activation == before.Activation)
+        {
+            after = await control.WhoAmI();
+        }
+
+        Assert.NotEqual(before.Activation, after.Activation);
+    }
+
+    public static TheoryData<Ending, bool> Endings()
+    {
+        var data = new TheoryData<Ending, bool>();
+        foreach (var ending in Enum.GetValues<Ending>())
+        {
+            data.Add(ending, false);
+            data.Add(ending, true);
+        }
+
+        return data;
+    }
+
+    [Theory]
+    [MemberData(nameof(Endings))]
+    public async Task Committed_state_is_there_in_the_next_activation(Ending ending, bool logged)
+    {
+        var cluster = Cluster(logged);
+        var grains = cluster.Client;
+        var (a, b) = (ClusterFixture.NewId(), ClusterFixture.NewId());
+        IBankAccount Account(long id) => grains.GetGrain<IBankAccount>(id);
+        await Account(a).StartTxn(Account(a).Deposit, new Deposit(1, 100m));
+        await Account(a).StartTxn(Account(a).Transfer, new Transfer(2, b, 30m));
+        await Account(b).StartTxn(Account(b).Transfer, new Transfer(3, a, 5m), ActorAccessInfo.Of(Account(b), Account(a)));
+
+        await EndActivation(cluster, Account(a), ending);
+        await EndActivation(cluster, Account(b), ending);
+
+        var states = await Account(a).StartTxn(Account(a).ReadAll, new[] { a, b });
+        Assert.Equal([75m, 25m], states.Select(s => s.Balance));
+        Assert.Equal([1L, 2, 3], states[0].Applied);
+        Assert.Equal([2L, 3], states[1].Applied);
+
+        // And the actors keep working on that state.
+        await Account(a).StartTxn(Account(a).Transfer, new Transfer(4, b, 75m));
+        Assert.Equal([0m, 100m], (await Account(a).StartTxn(Account(a).ReadAll, new[] { a, b })).Select(s => s.Balance));
+    }
+
+    [Theory]
+    [MemberData(nameof(Endings))]
+    public async Task An_act_in_flight_commits_on_a_participant_whose_activation_ended(Ending ending, bool logged)
+    {
+        var cluster = Cluster(logged);
+        var (root, participant) = (ClusterFixture.NewId(), ClusterFixture.NewId());
+        var gate = $"act-in-flight-{ending}-{logged}-{root}";
+        var probe = cluster.Client.GetGrain<IProbe>(root);
+
+        // The participant has run its part (holding its lock, not yet prepared) when its activation ends.
+        var txn = probe.StartTxn(probe.CallThenHold, new CallThenHold(participant, gate));
+        await Gates.WhenReached(gate);
+        await EndActivation(cluster, cluster.Client.GetGrain<IProbe>(participant), ending);
+        Gates.Release(gate);
+        await txn;
+
+        Assert.Equal(1, await Read(cluster, root));
+        Assert.Equal(1, await Read(cluster, participant));
+    }
+
+    [Theory]
+    [MemberData(nameof(Endings))]
+    public async Task A_pact_batch_in_flight_commits_on_an_actor_whose_activation_ended(Ending ending, bool logged)
+    {
+        var cluster = Cluster(logged);
+        var (root, participant) = (ClusterFixture.NewId(), ClusterFixture.NewId());
+        var gate = $"pact-in-flight-{ending}-{logged}-{root}";
+        var grains = cluster.Client;
+        var probe = grains.GetGrain<IProbe>(root);
+
+        // The participant completed its sub-batch (its new version waits for the batch to commit) when its activation ends.
+        var txn = probe.StartTxn(probe.CallThenHold, new CallThenHold(participant, gate), ActorAccessInfo.Of(probe, grains.GetGrain<IProbe>(participant)));
+        await Gates.WhenReached(gate);
+        await EndActivation(cluster, cluster.Client.GetGrain<IProbe>(participant), ending);
+        Gates.Release(gate);
+        await txn;
+
+        Assert.Equal(1, await Read(cluster, root));
+        Assert.Equal(1, await Read(cluster, participant));
+    }
+
+    private static async Task<int> Read(InProcessTestCluster cluster, long id)
+    {
+        var probe = cluster.Client.GetGrain<IProbe>(id);
+        return await probe.StartTxn(probe.Read, 0);
+    }
+}
+
+/// <summary>
+/// With two silos, an actor migrated through the grain management extension (what rebalancing uses) takes its committed
+/// state to the other silo.
+/// </summary>
+public sealed class MigrationTests : IAsyncLifetime
+{
+    private InProcessTestCluster _cluster = null!;
+
+    public async Task InitializeAsync() => _cluster = await ClusterFixture.StartAsync(_ => { }, hooks: null, silos: 2);
+
+    public Task DisposeAsync() => _cluster.DisposeAsync().AsTask();
+
+    [Fact]
+    public async Task An_actor_migrated_to_another_silo_keeps_its_committed_state()
+    {
+        var id = ClusterFixture.NewId();
+        var account = _cluster.Client.GetGrain<IBankAccount>(id);
+        await account.StartTxn(account.Deposit, new Deposit(1, 42m));
+        var control = account.Cast<IActivationControl>();
+        var before = await control.WhoAmI();
+        var target = _cluster.Silos.Select(s => s.SiloAddress).First(s => !s.Equals(before.Silo));
+
+        await _cluster.MigrateAsync(account, target);
+
+        var after = await control.WhoAmI();
+        Assert.NotEqual(before.Silo, after.Silo);
+        var state = await account.StartTxn(account.Snapshot, 0);
+        Assert.Equal(42m, state.Balance);
+        Assert.Equal([1L], state.Applied);
+    }
+}
