@@ -159,15 +159,43 @@ public sealed class PactTests(ClusterFixture fixture)
     }
 
     [Fact]
-    public async Task A_first_actor_missing_from_the_declaration_is_refused_before_ordering()
+    public async Task A_wrong_declaration_is_refused_before_ordering()
     {
         var ids = await OpenAccounts(2, 100m);
 
-        var abort = await Assert.ThrowsAsync<TransactionAbortedException>(
+        // An access declaration is an argument: a wrong one is refused as input, before any transaction starts.
+        var refused = await Assert.ThrowsAsync<TransactionInputException>(
             () => Account(ids[0]).StartTxn(Account(ids[0]).Transfer, new Transfer(1, ids[1], 5m), Declare(ids[1])));
+        Assert.Contains("first actor", refused.Message);
 
-        Assert.Equal(AbortReason.UndeclaredAccess, abort.Reason);
+        var zero = new ActorAccessInfo { Accesses = { [Account(ids[0]).GetGrainId()] = 1, [Account(ids[1]).GetGrainId()] = 0 } };
+        refused = await Assert.ThrowsAsync<TransactionInputException>(
+            () => Account(ids[0]).StartTxn(Account(ids[0]).Transfer, new Transfer(2, ids[1], 5m), zero));
+        Assert.Contains("0 access", refused.Message);
+
         Assert.Equal([100m, 100m], (await ReadAll(ids)).Select(s => s.Balance));
+    }
+
+    [Theory]
+    [InlineData(false)] // the callee runs at once
+    [InlineData(true)]  // the callee is still running (held at a gate) when the root returns
+    public async Task A_pact_that_returns_before_its_call_finished_aborts_whatever_the_timing_of_the_callee(bool slowCallee)
+    {
+        var (root, callee) = (ClusterFixture.NewId(), ClusterFixture.NewId());
+        var probes = (Root: fixture.Client.GetGrain<IProbe>(root), Callee: fixture.Client.GetGrain<IProbe>(callee));
+        var declared = ActorAccessInfo.Of(probes.Root, probes.Callee);
+        var gate = $"unawaited-{root}";
+
+        var abort = await Assert.ThrowsAsync<TransactionAbortedException>(() => slowCallee
+            ? probes.Root.StartTxn(probes.Root.CallWithoutAwaitToHold, new UnawaitedHold(callee, gate), declared)
+            : probes.Root.StartTxn(probes.Root.CallWithoutAwait, callee, declared));
+        Assert.Equal(AbortReason.UnawaitedCall, abort.Reason);
+        Gates.Release(gate);
+
+        // Nothing of it is installed on either actor, and both take the next PACT.
+        await probes.Root.StartTxn(probes.Root.CallThenHold, new CallThenHold(callee, gate), declared);
+        Assert.Equal(1, await probes.Root.StartTxn(probes.Root.Read, 0));
+        Assert.Equal(1, await probes.Callee.StartTxn(probes.Callee.Read, 0));
     }
 
     [Fact]

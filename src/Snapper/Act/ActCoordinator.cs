@@ -81,7 +81,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
             {
                 // Refused before anything was written (the logger failed earlier): nothing of it can be on disk.
                 core.Logger.LogCritical(exception, "Commit record of transaction {Tid} could not be queued; aborting it", txn.Tid);
-                return new TransactionAbortedException(txn.Tid, AbortReason.LogWriteFailed, $"its commit could not be logged: {exception.Message}", exception);
+                return new TransactionAbortedException(txn.Tid, AbortReason.LogWriteFailed, $"its commit could not be logged: {exception.Message}");
             }
         }
         else if (Runtime.Log.Enabled)
@@ -116,6 +116,13 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
             {
                 await durable.WaitAsync(Runtime.Options.LogWriteTimeout);
             }
+            catch (Logging.LogWriteRefusedException refused)
+            {
+                // Refused (an earlier write failed): certainly not on disk. Nothing can commit in this silo any more, so
+                // no client ever sees what the early lock release installed as committed.
+                core.Logger.LogCritical(refused, "Commit record of transaction {Tid} was refused by the log; it is aborted", txn.Tid);
+                return new TransactionAbortedException(txn.Tid, AbortReason.LogWriteFailed, $"its commit could not be logged: {refused.Message}");
+            }
             catch (Exception exception)
             {
                 // The record was queued and may or may not be on disk (a write that failed part way, or a logger that
@@ -123,9 +130,9 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
                 // one (Logger), so nothing that read these writes can commit meanwhile either.
                 core.Logger.LogCritical(exception, "Commit record of transaction {Tid} was not confirmed durable; its outcome is in doubt until the silo restarts", txn.Tid);
                 return txn.Wrote || writers.Length > 0
-                    ? new TransactionInDoubtException(txn.Tid, $"its commit was decided but could not be confirmed durable: {exception.Message}", exception)
+                    ? new TransactionInDoubtException(txn.Tid, $"its commit was decided but could not be confirmed durable: {exception.Message}")
                     : new TransactionAbortedException(txn.Tid, AbortReason.LogWriteFailed,
-                        $"it only read, but what it read could not be confirmed durable: {exception.Message}", exception);
+                        $"it only read, but what it read could not be confirmed durable: {exception.Message}");
             }
         }
 

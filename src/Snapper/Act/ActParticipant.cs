@@ -152,7 +152,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         catch (Exception exception)
         {
             core.Logger.LogError(exception, "Prepare record of transaction {Tid} could not be written; voting no", txn.Tid);
-            txn.Doom(new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed, $"its prepare could not be logged: {exception.Message}", exception));
+            txn.Doom(new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed, $"its prepare could not be logged: {exception.Message}"));
             if (txn.Phase == ActorTxnPhase.Prepared)
             {
                 End(txn, TxnOutcome.Aborted);

@@ -213,7 +213,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         }
         catch (Exception exception)
         {
-            throw new TransactionAbortedException(0, AbortReason.OrderingFailed, $"it could not get a transaction id: {exception.Message}", exception);
+            throw new TransactionAbortedException(0, AbortReason.OrderingFailed, $"it could not get a transaction id: {exception.Message}");
         }
 
         var txn = Participant.Begin(context, isRoot: true);

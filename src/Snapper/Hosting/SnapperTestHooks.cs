@@ -18,6 +18,10 @@ internal sealed class SnapperTestHooks
     /// </summary>
     public bool SkipHybridGate { get; init; }
 
-    /// <summary>Called by a logger after it wrote a group and before it fsyncs it: may throw (a failed write) or block (a stalled disk).</summary>
-    public Action<int>? AfterLogWrite { get; set; }
+    /// <summary>
+    /// Called by a logger with the record payloads of a group it wrote (the file has them) before it fsyncs them: may
+    /// throw (a write that failed after reaching the file) or block (a stalled disk). A payload's first byte is its
+    /// <see cref="Logging.LogRecordType"/>.
+    /// </summary>
+    public Action<byte[][]>? AfterLogWrite { get; set; }
 }

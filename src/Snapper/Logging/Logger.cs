@@ -72,6 +72,9 @@ internal sealed class Logger : IAsyncDisposable
 
     public static long NumberOf(string segmentPath) => long.Parse(Path.GetFileNameWithoutExtension(segmentPath));
 
+    private LogWriteRefusedException Refused(Exception failed) =>
+        new($"An earlier write of the log in {_folder} failed; nothing more is written until the silo is restarted.", failed);
+
     /// <summary>The number of the segment the logger started with.</summary>
     public long FirstSegment { get; }
 
@@ -85,8 +88,14 @@ internal sealed class Logger : IAsyncDisposable
     public static byte[][] Encode(LogRecord[] records) => records.Select(r => r.Encode()).ToArray();
 
     /// <summary>Appends encoded records (see <see cref="Encode"/>); completes when they are durable.</summary>
+    /// <exception cref="LogWriteRefusedException">An earlier write failed: nothing of this is written.</exception>
     public Task AppendAsync(byte[][] payloads)
     {
+        if (Volatile.Read(ref _failed) is { } failed)
+        {
+            throw Refused(failed);
+        }
+
         var append = new PendingAppend(payloads);
         if (!_queue.Writer.TryWrite(append))
         {
@@ -252,7 +261,7 @@ internal sealed class Logger : IAsyncDisposable
         {
             if (_failed is not null)
             {
-                throw new IOException($"An earlier write of the log in {_folder} failed; the silo must be restarted.", _failed);
+                throw Refused(_failed);
             }
 
             var bytes = 0L;
@@ -273,7 +282,7 @@ internal sealed class Logger : IAsyncDisposable
                 {
                     // Fault injection: the group is in the file (the OS has it) but not yet fsynced.
                     _segment.Flush(flushToDisk: false);
-                    afterWrite((int)bytes);
+                    afterWrite(group.Skip(from).Take(to - from).SelectMany(a => a.Payloads!).ToArray());
                 }
 
                 _segment.Flush(flushToDisk: _fsync);
@@ -298,7 +307,7 @@ internal sealed class Logger : IAsyncDisposable
             // The disk failed under us: nothing in this group may be treated as durable.
             if (_failed is null)
             {
-                _failed = exception;
+                Volatile.Write(ref _failed, exception);
                 _logger.LogCritical(exception, "Write-ahead log write failed in {Folder}; it accepts no more writes", _folder);
             }
 

@@ -157,7 +157,7 @@ internal sealed class PactService : IPactOrdering, IBatchStatus, IBatchCompletio
             catch (Exception exception)
             {
                 Abort(new PactTicket(bid, bid), new TransactionAbortedException(bid, AbortReason.PrepareFailed,
-                    $"actor {actor} could not log its state for batch {bid}: {exception.Message}", exception));
+                    $"actor {actor} could not log its state for batch {bid}: {exception.Message}"));
                 return;
             }
         }
@@ -481,12 +481,11 @@ internal sealed class PactService : IPactOrdering, IBatchStatus, IBatchCompletio
         Exception? failure = null;
         try
         {
-            Task written;
             try
             {
-                written = Log.AppendInOrderAsync([.. batches.Select(batch => LogRecord.Committed(LoggedTxnKind.Batch, batch.Bid))]);
+                await Log.AppendInOrderAsync([.. batches.Select(batch => LogRecord.Committed(LoggedTxnKind.Batch, batch.Bid))]).WaitAsync(_logWriteTimeout);
             }
-            catch (Exception refused)
+            catch (LogWriteRefusedException refused)
             {
                 // Refused before anything was written: these batches certainly did not commit.
                 lock (_gate)
@@ -498,14 +497,12 @@ internal sealed class PactService : IPactOrdering, IBatchStatus, IBatchCompletio
                         batch.Committing = false;
                     }
 
-                    var reason = new TransactionAbortedException(batches[0].Bid, AbortReason.LogWriteFailed, $"the write-ahead log refused its commit record: {refused.Message}", refused);
+                    var reason = new TransactionAbortedException(batches[0].Bid, AbortReason.LogWriteFailed, $"the write-ahead log refused its commit record: {refused.Message}");
                     AbortUncommittedLocked(new PactTicket(batches[0].Bid, batches[0].Bid), reason);
                 }
 
                 return;
             }
-
-            await written.WaitAsync(_logWriteTimeout);
         }
         catch (Exception exception)
         {
@@ -566,7 +563,7 @@ internal sealed class PactService : IPactOrdering, IBatchStatus, IBatchCompletio
                 _executing.TryRemove(batch.Bid, out _);
                 ForgetDooms(batch);
                 batch.Outcome.TrySetResult(new TransactionInDoubtException(batch.Bid,
-                    $"the commit record of its batch {batch.Bid} was not confirmed durable: {failure.Message}", failure));
+                    $"the commit record of its batch {batch.Bid} was not confirmed durable: {failure.Message}"));
             }
         }
 
@@ -628,7 +625,7 @@ internal sealed class PactService : IPactOrdering, IBatchStatus, IBatchCompletio
                 foreach (var pact in pacts)
                 {
                     pact.Ticket.TrySetException(new TransactionAbortedException(0, AbortReason.OrderingFailed,
-                        $"no transaction id could be reserved for it: {exception.Message}; nothing of it ran.", exception));
+                        $"no transaction id could be reserved for it: {exception.Message}; nothing of it ran."));
                 }
             }
         }
