@@ -42,6 +42,7 @@ public static class SnapperSiloBuilderExtensions
         services.TryAddSingleton<PactService>();
         services.TryAddSingleton<WriteAheadLog>();
         services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>>(sp => sp.GetRequiredService<WriteAheadLog>());
+        services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>, TransactionalActorClassCheck>();
         services.TryAddSingleton<SnapperRuntime>();
     }
 }
