@@ -12,7 +12,7 @@ namespace Snapper.Tests;
 
 /// <summary>
 /// Transactional methods are called by name, so an actor class with two of one name is refused when the silo starts,
-/// with both methods named.
+/// with both methods named; and AddSnapper may be called twice.
 /// </summary>
 public sealed class ActorClassCheckTests : IDisposable
 {
@@ -84,6 +84,40 @@ public sealed class ActorClassCheckTests : IDisposable
         Assert.Equal(nameof(IOverloadedActor.Add), error.Method);
     }
 
+    [Fact]
+    public void AddSnapper_twice_adds_the_services_once()
+    {
+        var once = new ServiceCollection();
+        new TestSiloBuilder(once).AddSnapper(o => o.Coordinators = 2);
+        var twice = new ServiceCollection();
+        new TestSiloBuilder(twice).AddSnapper(o => o.Coordinators = 2).AddSnapper(o => o.Loggers = 2);
+
+        Assert.Equal(2, Participants(once));
+        Assert.Equal(Participants(once), Participants(twice));
+
+        // The second call adds its configuration (one descriptor), nothing else.
+        Assert.Equal(once.Count + 1, twice.Count);
+    }
+
+    [Fact]
+    public async Task A_silo_with_AddSnapper_called_twice_starts_with_one_log_and_applies_both_configurations()
+    {
+        await using var cluster = await ClusterFixture.StartAsync(
+            o => o.DataFolder = _folder,
+            silo => silo.AddSnapper(o => o.Coordinators = 2));
+
+        var services = cluster.GetSiloServiceProvider();
+        var participants = services.GetServices<ILifecycleParticipant<ISiloLifecycle>>().ToArray();
+        Assert.Single(participants.OfType<WriteAheadLog>());
+        Assert.Single(participants.OfType<TransactionalActorClassCheck>());
+        var options = services.GetRequiredService<IOptions<SnapperOptions>>().Value;
+        Assert.Equal((_folder, 2), (options.DataFolder, options.Coordinators));
+
+        var probe = cluster.Client.GetGrain<IProbe>(ClusterFixture.NewId());
+        await probe.StartTxn(probe.Increment, 3);
+        Assert.Equal(3, await probe.StartTxn(probe.Read, 0));
+    }
+
     /// <summary>Starts a silo that hosts <paramref name="brokenClass"/> and returns why it did not start.</summary>
     private static async Task<DuplicateTransactionalMethodException> StartRefused(Type brokenClass)
     {
@@ -108,5 +142,15 @@ public sealed class ActorClassCheckTests : IDisposable
         var options = new GrainTypeOptions();
         options.Classes.UnionWith(classes);
         return options;
+    }
+
+    private static int Participants(IServiceCollection services) =>
+        services.Count(d => d.ServiceType == typeof(ILifecycleParticipant<ISiloLifecycle>));
+
+    private sealed class TestSiloBuilder(IServiceCollection services) : ISiloBuilder
+    {
+        public IServiceCollection Services { get; } = services;
+
+        public IConfiguration Configuration { get; } = new ConfigurationBuilder().Build();
     }
 }

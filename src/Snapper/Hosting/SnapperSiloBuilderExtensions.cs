@@ -34,6 +34,15 @@ public static class SnapperSiloBuilderExtensions
 
     private static void AddServices(IServiceCollection services)
     {
+        // AddSnapper may be called more than once (a library and the app, or both overloads): every configuration
+        // given applies, but the services are added once: a second WriteAheadLog lifecycle registration, for one,
+        // would open the log twice and run two checkpoint loops.
+        if (services.Any(d => d.ServiceType == typeof(SnapperServicesAdded)))
+        {
+            return;
+        }
+
+        services.AddSingleton(new SnapperServicesAdded());
         services.AddOptions<SnapperOptions>().ValidateOnStart();
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<SnapperOptions>, SnapperOptionsValidator>());
         services.TryAddSingleton(TimeProvider.System);
@@ -45,4 +54,7 @@ public static class SnapperSiloBuilderExtensions
         services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>, TransactionalActorClassCheck>();
         services.TryAddSingleton<SnapperRuntime>();
     }
+
+    /// <summary>Marks a service collection that <see cref="AddServices"/> has filled.</summary>
+    private sealed class SnapperServicesAdded;
 }
