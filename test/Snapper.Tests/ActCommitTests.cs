@@ -1,4 +1,5 @@
 using System.Diagnostics.Metrics;
+using Microsoft.Extensions.DependencyInjection;
 using Snapper.Tests.Actors;
 using Xunit;
 
@@ -85,7 +86,7 @@ public sealed class ActCommitTests(ClusterFixture fixture)
     public async Task Single_actor_act_commits_without_2pc_and_read_only_participants_skip_phase_two()
     {
         var ids = await OpenAccounts(4, 100m);
-        using var messages = new TwoPhaseCommitCounter();
+        using var messages = new TwoPhaseCommitCounter(fixture.Cluster.GetSiloServiceProvider().GetRequiredService<IMeterFactory>());
 
         await Account(ids[0]).StartTxn(Account(ids[0]).Deposit, new Deposit(11, 5m));
         Assert.Equal((0, 0), messages.Take());
@@ -150,18 +151,22 @@ public sealed class ActCommitTests(ClusterFixture fixture)
         }
     }
 
-    /// <summary>Counts the 2PC messages Snapper reports through its meter.</summary>
+    /// <summary>
+    /// Counts the 2PC messages Snapper reports through the meter of one silo. A listener sees every meter in the
+    /// process, and test classes with silos of their own run in parallel with this one: only the meter created by
+    /// this silo's meter factory (its scope) counts.
+    /// </summary>
     private sealed class TwoPhaseCommitCounter : IDisposable
     {
         private readonly MeterListener _listener = new();
         private long _prepares;
         private long _commits;
 
-        public TwoPhaseCommitCounter()
+        public TwoPhaseCommitCounter(IMeterFactory silo)
         {
             _listener.InstrumentPublished = (instrument, listener) =>
             {
-                if (instrument.Meter.Name == "Snapper" && instrument.Name.StartsWith("snapper.act.", StringComparison.Ordinal))
+                if (instrument.Meter.Scope == silo && instrument.Meter.Name == "Snapper" && instrument.Name.StartsWith("snapper.act.", StringComparison.Ordinal))
                 {
                     listener.EnableMeasurementEvents(instrument);
                 }

@@ -1,6 +1,8 @@
 using Microsoft.Extensions.DependencyInjection;
+using Orleans.Configuration;
 using Orleans.TestingHost;
 using Snapper.Hosting;
+using Snapper.Tests.Actors;
 using Xunit;
 
 namespace Snapper.Tests;
@@ -25,33 +27,54 @@ public class ClusterFixture : IAsyncLifetime
 
     public async Task InitializeAsync() => Cluster = await StartAsync(Configure, Hooks);
 
-    /// <summary>Starts one in-process silo with Snapper, short timeouts, and <paramref name="configure"/> on top.</summary>
-    public static Task<InProcessTestCluster> StartAsync(Action<SnapperOptions> configure) => StartAsync(configure, hooks: null);
+    /// <summary>
+    /// Starts one in-process silo with Snapper, short timeouts, and <paramref name="configure"/> on top;
+    /// <paramref name="configureSilo"/> may change the silo further.
+    /// </summary>
+    public static Task<InProcessTestCluster> StartAsync(Action<SnapperOptions> configure, Action<ISiloBuilder>? configureSilo = null) =>
+        StartAsync(configure, hooks: null, configureSilo: configureSilo);
 
-    /// <summary>The same, with test-only switches and fault injection (<paramref name="hooks"/>).</summary>
-    internal static async Task<InProcessTestCluster> StartAsync(Action<SnapperOptions> configure, SnapperTestHooks? hooks, int silos = 1)
+    /// <summary>The same, with test-only switches and fault injection (<paramref name="hooks"/>) and <paramref name="silos"/> silos.</summary>
+    internal static async Task<InProcessTestCluster> StartAsync(Action<SnapperOptions> configure, SnapperTestHooks? hooks, int silos = 1, Action<ISiloBuilder>? configureSilo = null)
     {
         var builder = new InProcessTestClusterBuilder((short)silos);
-        builder.ConfigureSilo((_, silo) => silo.ConfigureServices(services =>
+        builder.ConfigureSilo((_, silo) =>
         {
             if (hooks is not null)
             {
-                services.AddSingleton(hooks);
+                silo.Services.AddSingleton(hooks);
             }
-        }).AddSnapper(o =>
-        {
-            o.Coordinators = 4;
-            o.LockWaitTimeout = TimeSpan.FromSeconds(2);
-            o.ExecutionTimeout = TimeSpan.FromSeconds(5);
-            o.PrepareTimeout = TimeSpan.FromSeconds(3);
-            o.ParticipantTimeout = TimeSpan.FromSeconds(6);
-            o.DecisionTimeout = TimeSpan.FromSeconds(2);
-            o.OutcomeRetention = TimeSpan.FromSeconds(30);
-            configure(o);
-        }));
+
+            silo.AddSnapper(o =>
+            {
+                o.Coordinators = 4;
+                o.LockWaitTimeout = TimeSpan.FromSeconds(2);
+                o.ExecutionTimeout = TimeSpan.FromSeconds(5);
+                o.PrepareTimeout = TimeSpan.FromSeconds(3);
+                o.ParticipantTimeout = TimeSpan.FromSeconds(6);
+                o.DecisionTimeout = TimeSpan.FromSeconds(2);
+                o.OutcomeRetention = TimeSpan.FromSeconds(30);
+                configure(o);
+            });
+
+            // The actor classes Snapper must refuse are grain classes of this assembly like every other, so Orleans
+            // would host them here too and Snapper would refuse to start; only the tests about them add one back.
+            silo.Services.PostConfigure<GrainTypeOptions>(o => o.Classes.ExceptWith(DuplicateMethodActors.All));
+            configureSilo?.Invoke(silo);
+        });
         builder.ConfigureClient(client => client.AddSnapperClient());
         var cluster = builder.Build();
-        await cluster.DeployAsync();
+        try
+        {
+            await cluster.DeployAsync();
+        }
+        catch
+        {
+            // Tests that expect a refused start get the error; the client and any silo started are stopped first.
+            await cluster.DisposeAsync();
+            throw;
+        }
+
         return cluster;
     }
 

@@ -22,6 +22,19 @@ public sealed class HybridTests(ClusterFixture fixture)
         return pact;
     }
 
+    /// <summary>
+    /// A PACT from <paramref name="root"/> that reads <paramref name="target"/>, returned once its batch was emitted, so
+    /// that its sub-batch on the target is placed there now (after an ACT inside, before later ACTs). Its read waits
+    /// for its turn there. The wait for the emission is what a delay used to guess: the token moves asynchronously.
+    /// </summary>
+    private async Task<Task<int>> PactReadingNow(long root, long target, string gate)
+    {
+        var pact = Probe(root).StartTxn(Probe(root).ReachThenRead, new ReachThenRead(gate, target), ActorAccessInfo.Of(Probe(root), Probe(target)));
+        await Gates.WhenReached(gate);
+        Gates.Release(gate);
+        return pact;
+    }
+
     [Fact]
     public async Task An_act_runs_over_a_completed_batch_and_commits_only_after_that_batch_committed()
     {
@@ -33,6 +46,10 @@ public sealed class HybridTests(ClusterFixture fixture)
         // but every batch up to the one it read from was delivered, so its AfterSet cannot close a cycle: it
         // passes the check and waits for that batch to commit.
         var act = Probe(ids[1]).StartTxn(Probe(ids[1]).Read, 0);
+
+        // A negative check: a correct run passes however slow the silo is (the ACT cannot end while the batch is
+        // held); the delay only gives a wrong early commit the time to show. The aborting-batch test below is the
+        // check that cannot miss it.
         await Task.Delay(200);
         Assert.False(act.IsCompleted, "the ACT committed before the batch it read from");
 
@@ -44,20 +61,19 @@ public sealed class HybridTests(ClusterFixture fixture)
     [Fact]
     public async Task An_act_between_two_batches_commits_only_after_the_batch_before_it_and_before_the_batch_after_it()
     {
-        var ids = ClusterFixture.NewIds(2);
+        var ids = ClusterFixture.NewIds(3);
         var batchGate = $"before-act-{ids[0]}";
         var actGate = $"act-{ids[0]}";
         var before = await HoldBatchAfterWriting(ids[0], ids[1], batchGate, thenFail: false);
 
-        // The ACT runs on ids[1] over the completed batch and holds there; a PACT submitted now is placed after it.
+        // The ACT runs on ids[1] over the completed batch and holds there; a PACT emitted now is placed after it.
         var act = Probe(ids[1]).StartTxn(Probe(ids[1]).Hold, new Hold(actGate, AccessMode.ReadWrite));
         await Gates.WhenReached(actGate);
-        var after = Probe(ids[1]).StartTxn(Probe(ids[1]).Read, 0, ActorAccessInfo.Of(Probe(ids[1])));
-        await Task.Delay(200); // until the PACT is ordered and its sub-batch delivered (the token moves asynchronously)
+        var after = await PactReadingNow(ids[2], ids[1], $"after-act-{ids[0]}");
 
         // BeforeSet {before}, AfterSet {after}: the check passes, and the ACT waits for the batch before it.
         Gates.Release(actGate);
-        await Task.Delay(200);
+        await Task.Delay(200); // a negative check, as above
         Assert.False(act.IsCompleted, "the ACT committed before the batch it read from");
         Assert.False(after.IsCompleted, "a batch started before the ACT placed ahead of it ended");
 
@@ -69,15 +85,14 @@ public sealed class HybridTests(ClusterFixture fixture)
     [Fact]
     public async Task An_act_that_read_from_a_batch_that_aborts_aborts_too_and_leaves_nothing()
     {
-        var ids = ClusterFixture.NewIds(2);
+        var ids = ClusterFixture.NewIds(3);
         var batchGate = $"failing-batch-{ids[0]}";
         var actGate = $"act-over-failing-{ids[0]}";
         var failing = await HoldBatchAfterWriting(ids[0], ids[1], batchGate, thenFail: true);
 
         var act = Probe(ids[1]).StartTxn(Probe(ids[1]).Hold, new Hold(actGate, AccessMode.ReadWrite));
         await Gates.WhenReached(actGate);
-        var after = Probe(ids[1]).StartTxn(Probe(ids[1]).Read, 0, ActorAccessInfo.Of(Probe(ids[1])));
-        await Task.Delay(200); // until the PACT is ordered and its sub-batch delivered (the token moves asynchronously)
+        var after = await PactReadingNow(ids[2], ids[1], $"after-failing-{ids[0]}");
         Gates.Release(actGate);
         Gates.Release(batchGate);
 
@@ -96,10 +111,11 @@ public sealed class HybridTests(ClusterFixture fixture)
         var b1Gate = $"aborting-b1-{y}";
         var b2Gate = $"later-b2-{y}";
         var actGate = $"act-over-b1-{y}";
+        var actOnX = $"act-on-x-{y}";
 
         // B1 wrote y and holds; the ACT reads B1's write on y and holds there.
         var b1 = await HoldBatchAfterWriting(root1, y, b1Gate, thenFail: true);
-        var act = Probe(y).StartTxn(Probe(y).Hold, new Hold(actGate, AccessMode.ReadWrite, ThenTouch: x));
+        var act = Probe(y).StartTxn(Probe(y).Hold, new Hold(actGate, AccessMode.ReadWrite, ThenTouch: x, ThenGate: actOnX));
         await Gates.WhenReached(actGate);
 
         // B1 fails: a cascading abort drops it (the ACT keeps the copy it read). B2, emitted after that abort,
@@ -108,7 +124,8 @@ public sealed class HybridTests(ClusterFixture fixture)
         await Assert.ThrowsAsync<TransactionAbortedException>(() => b1.WaitAsync(Bound));
         var b2 = await HoldBatchAfterWriting(root2, x, b2Gate, thenFail: false);
         Gates.Release(actGate);
-        await Task.Delay(200);
+        await Gates.WhenReached(actOnX); // it ran on x after B2, which has not committed: max(BeforeSet) is B2
+        Gates.Release(actOnX);
         Gates.Release(b2Gate);
         await b2.WaitAsync(Bound);
 
@@ -121,23 +138,24 @@ public sealed class HybridTests(ClusterFixture fixture)
     [Fact]
     public async Task An_act_ordered_after_a_batch_on_one_actor_and_before_an_earlier_batch_on_another_fails_the_check()
     {
-        var ids = ClusterFixture.NewIds(2);
-        var (y, x) = (ids[0], ids[1]);
+        var ids = ClusterFixture.NewIds(5);
+        var (y, x, root1, root2, root3) = (ids[0], ids[1], ids[2], ids[3], ids[4]);
         var onY = $"cycle-y-{y}";
         var onX = $"cycle-x-{y}";
+        var b2Gate = $"cycle-b2-{y}";
         var act = Probe(y).StartTxn(Probe(y).Hold, new Hold(onY, AccessMode.ReadWrite, ThenTouch: x, ThenGate: onX));
         await Gates.WhenReached(onY);
 
-        // B1 is placed after the ACT on y; B2 (larger bid) completes on x but cannot commit before B1.
-        var b1 = Probe(y).StartTxn(Probe(y).Read, 0, ActorAccessInfo.Of(Probe(y)));
-        var b2 = Probe(x).StartTxn(Probe(x).Increment, 1, ActorAccessInfo.Of(Probe(x)));
-        await Task.Delay(200);
+        // B1 is placed after the ACT on y; B2, emitted after B1 (so a larger bid), completes on x (and everywhere, once
+        // released) but cannot commit before B1.
+        var b1 = await PactReadingNow(root1, y, $"cycle-b1-{y}");
+        var b2 = await HoldBatchAfterWriting(root2, x, b2Gate, thenFail: false);
+        Gates.Release(b2Gate);
 
         // The ACT now runs on x after B2, then B3 is placed after it there: BeforeSet {B2}, AfterSet {B1, B3}.
         Gates.Release(onY);
         await Gates.WhenReached(onX);
-        var b3 = Probe(x).StartTxn(Probe(x).Read, 0, ActorAccessInfo.Of(Probe(x)));
-        await Task.Delay(200);
+        var b3 = await PactReadingNow(root3, x, $"cycle-b3-{y}");
         Gates.Release(onX);
 
         var abort = await Assert.ThrowsAsync<TransactionAbortedException>(() => act.WaitAsync(Bound));

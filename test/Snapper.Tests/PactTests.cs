@@ -221,8 +221,11 @@ public sealed class PactTests(ClusterFixture fixture)
 
                 return true;
             }
-            catch (TransactionAbortedException abort) when (abort.Reason is AbortReason.WaitDie or AbortReason.LockTimeout or AbortReason.HybridDeadlock)
+            catch (TransactionAbortedException abort) when (i % 2 == 1 && abort.Reason is AbortReason.WaitDie or AbortReason.LockTimeout
+                or AbortReason.HybridDeadlock or AbortReason.Serializability or AbortReason.SerializabilityIncompleteAfterSet)
             {
+                // ACTs only, for the reasons an ACT meeting ACTs and batches may legitimately give way; whether one
+                // does depends on timing, so none is expected or excluded.
                 return false;
             }
         }).ToArray();

@@ -37,37 +37,67 @@ internal sealed class TransactionalMethodTable
     /// <summary>The names of all transactional methods.</summary>
     public IReadOnlyCollection<string> Names => _methods.Keys;
 
+    /// <summary>Builds the table of <paramref name="actorType"/>, a class that can be activated (not an open generic one).</summary>
+    /// <exception cref="DuplicateTransactionalMethodException">Two of its transactional methods share a name.</exception>
     public static TransactionalMethodTable Build(Type actorType)
     {
-        var methods = new Dictionary<string, TransactionalMethodInvoker>(StringComparer.Ordinal);
         var nullability = new NullabilityInfoContext();
-        foreach (var iface in actorType.GetInterfaces().Where(TransactionalMethod.IsTransactionalInterface))
+        var methods = new Dictionary<string, TransactionalMethodInvoker>(StringComparer.Ordinal);
+        foreach (var method in FindMethods(actorType))
         {
-            foreach (var method in iface.GetMethods())
-            {
-                if (!IsTransactionalShape(method))
-                {
-                    continue;
-                }
-
-                if (methods.TryGetValue(method.Name, out var existing))
-                {
-                    // Names are what travels on the wire; two methods with one name could not be told apart.
-                    if (existing.Method == method)
-                    {
-                        continue;
-                    }
-
-                    throw new SnapperException(
-                        $"Actor type {actorType.FullName} has two transactional methods named '{method.Name}' " +
-                        $"({existing.Method.DeclaringType?.Name} and {method.DeclaringType?.Name}); transactional method names must be unique per actor.");
-                }
-
-                methods.Add(method.Name, TransactionalMethodInvoker.Create(method, nullability));
-            }
+            methods.Add(method.Name, TransactionalMethodInvoker.Create(method, nullability));
         }
 
         return new TransactionalMethodTable(actorType, methods);
+    }
+
+    /// <summary>
+    /// The transactional methods of <paramref name="actorType"/>, after checking that no two share a name. Nothing is
+    /// compiled, so this works on open generic classes too: the silo checks those before any is constructed.
+    /// </summary>
+    /// <exception cref="DuplicateTransactionalMethodException">Two of its transactional methods share a name.</exception>
+    public static IReadOnlyList<MethodInfo> FindMethods(Type actorType)
+    {
+        var byName = new Dictionary<string, MethodInfo>(StringComparer.Ordinal);
+        foreach (var iface in actorType.GetInterfaces().Where(TransactionalMethod.IsTransactionalInterface))
+        {
+            foreach (var method in iface.GetMethods().Where(IsTransactionalShape))
+            {
+                // Names are what travels on the wire (TransactionalMethod.NameOf): two methods with one name could not
+                // be told apart. The same method met twice (an interface listed by two paths) is no conflict.
+                if (byName.TryGetValue(method.Name, out var existing) && existing != method)
+                {
+                    throw new DuplicateTransactionalMethodException(QualifiedName(actorType), method.Name, Describe(existing), Describe(method));
+                }
+
+                byName[method.Name] = method;
+            }
+        }
+
+        return [.. byName.Values];
+    }
+
+    /// <summary>A method as a reader finds it in the source: <c>Task&lt;Int32&gt; Ns.IAccount.Deposit(TxnContext, Decimal)</c>.</summary>
+    private static string Describe(MethodInfo method) =>
+        $"{ShortName(method.ReturnType)} {QualifiedName(method.DeclaringType!)}.{method.Name}" +
+        $"({string.Join(", ", method.GetParameters().Select(p => ShortName(p.ParameterType)))})";
+
+    private static string QualifiedName(Type type) =>
+        type.IsNested ? $"{QualifiedName(type.DeclaringType!)}.{ShortName(type)}"
+        : type.Namespace is { } space ? $"{space}.{ShortName(type)}"
+        : ShortName(type);
+
+    /// <summary>The type's name with generic arguments written out (<c>Task&lt;Int32&gt;</c>, not <c>Task`1</c>).</summary>
+    private static string ShortName(Type type)
+    {
+        if (!type.IsGenericType)
+        {
+            return type.Name;
+        }
+
+        var name = type.Name;
+        var tick = name.IndexOf('`', StringComparison.Ordinal);
+        return $"{(tick < 0 ? name : name[..tick])}<{string.Join(", ", type.GetGenericArguments().Select(ShortName))}>";
     }
 
     private static bool IsTransactionalShape(MethodInfo method)

@@ -34,6 +34,15 @@ public static class SnapperSiloBuilderExtensions
 
     private static void AddServices(IServiceCollection services)
     {
+        // AddSnapper may be called more than once (a library and the app, or both overloads): every configuration
+        // given applies, but the services are added once: a second WriteAheadLog lifecycle registration, for one,
+        // would open the log twice and run two checkpoint loops.
+        if (services.Any(d => d.ServiceType == typeof(SnapperServicesAdded)))
+        {
+            return;
+        }
+
+        services.AddSingleton(new SnapperServicesAdded());
         services.AddOptions<SnapperOptions>().ValidateOnStart();
         services.TryAddEnumerable(ServiceDescriptor.Singleton<IValidateOptions<SnapperOptions>, SnapperOptionsValidator>());
         services.TryAddSingleton(TimeProvider.System);
@@ -42,8 +51,12 @@ public static class SnapperSiloBuilderExtensions
         services.TryAddSingleton<PactService>();
         services.TryAddSingleton<WriteAheadLog>();
         services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>>(sp => sp.GetRequiredService<WriteAheadLog>());
+        services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>, TransactionalActorClassCheck>();
         services.TryAddSingleton<SnapperRuntime>();
         services.TryAddSingleton<ActorDirectory>();
         services.TryAddSingleton<SnapperTestHooks>();
     }
+
+    /// <summary>Marks a service collection that <see cref="AddServices"/> has filled.</summary>
+    private sealed class SnapperServicesAdded;
 }

@@ -53,9 +53,19 @@ public sealed record UnawaitedHold([property: Id(0)] long Target, [property: Id(
 [GenerateSerializer]
 public sealed record CallThenHold([property: Id(0)] long Other, [property: Id(1)] string Gate, [property: Id(2)] bool ThenFail = false);
 
+/// <summary>
+/// Report at <paramref name="Gate"/>, wait to be released, then read <paramref name="Target"/>. As a PACT's first call,
+/// reaching the gate proves the PACT's batch was emitted: every sub-batch, the one on the target included, is delivered
+/// before any PACT of the batch runs.
+/// </summary>
+[GenerateSerializer]
+public sealed record ReachThenRead([property: Id(0)] string Gate, [property: Id(1)] long Target);
+
 public interface IProbe : ITransactionalActor, IGrainWithIntegerKey
 {
     Task CallThenHold(TxnContext ctx, CallThenHold input);
+
+    Task<int> ReachThenRead(TxnContext ctx, ReachThenRead input);
 
     Task<long> Hold(TxnContext ctx, Hold input);
 
@@ -122,6 +132,13 @@ public sealed class Probe : TransactionalActor<ProbeState>, IProbe, IActivationC
         {
             throw new InvalidOperationException("failing after the hold, as asked");
         }
+    }
+
+    public async Task<int> ReachThenRead(TxnContext ctx, ReachThenRead input)
+    {
+        Gates.Reach(input.Gate, ctx.Tid);
+        await Gates.WhenReleased(input.Gate);
+        return await CallActor(ctx, GrainFactory.GetGrain<IProbe>(input.Target).Read, 0);
     }
 
     public async Task<long> Touch(TxnContext ctx, AccessMode mode)

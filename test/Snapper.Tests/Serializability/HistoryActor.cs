@@ -1,4 +1,5 @@
 using Snapper;
+using Snapper.Tests.Actors;
 
 namespace Snapper.Tests.Serializability;
 
@@ -9,7 +10,11 @@ public sealed class WriteLog
     [Id(0)] public List<long> Writers { get; set; } = new();
 }
 
-/// <summary>One access of a randomized transaction: read or write this actor, then run the children.</summary>
+/// <summary>
+/// One access of a transaction: read or write this actor, then (if <paramref name="Gate"/> is set) report at that
+/// gate and wait to be released, run the children, and throw if <paramref name="Fail"/>. Randomized workloads set
+/// no gate; staged schedules use it to stop a transaction between its accesses.
+/// </summary>
 [GenerateSerializer, Immutable]
 public sealed record Step(
     [property: Id(0)] long Txn,
@@ -17,7 +22,8 @@ public sealed record Step(
     [property: Id(2)] Step[] Children,
     [property: Id(3)] long[] ChildActors,
     [property: Id(4)] bool Parallel,
-    [property: Id(5)] bool Fail);
+    [property: Id(5)] bool Fail,
+    [property: Id(6)] string? Gate = null);
 
 /// <summary>What one access saw: the actor's writer list when the transaction first read it (its own writes excluded).</summary>
 [GenerateSerializer, Immutable]
@@ -52,6 +58,12 @@ public sealed class HistoryActor : TransactionalActor<WriteLog>, IHistoryActor
         }
 
         var observations = new List<Observation> { new(this.GetPrimaryKeyLong(), seen, step.Write) };
+        if (step.Gate is { } gate)
+        {
+            Gates.Reach(gate, ctx.Tid);
+            await Gates.WhenReleased(gate);
+        }
+
         var calls = step.Children.Select((child, i) => (Child: child, Actor: GrainFactory.GetGrain<IHistoryActor>(step.ChildActors[i])));
         if (step.Parallel)
         {
