@@ -108,7 +108,7 @@ public abstract partial class TransactionalActor<TState>
         {
             await turn;
             var result = await method.Invoke(this, context, input);
-            if (Schedule.OutstandingCalls(context.Tid) is var calls and > 0)
+            if (Schedule.UnawaitedCalls(context.Tid) is var calls and > 0)
             {
                 failure = UnawaitedCall(context.Tid, calls);
             }

@@ -93,12 +93,16 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         }
     }
 
-    /// <summary>Calls PACT <paramref name="tid"/> started here that have not returned yet.</summary>
-    public int OutstandingCalls(long tid)
+    /// <summary>
+    /// Calls PACT <paramref name="tid"/> started here that have not returned, as seen by a method of it that is about to
+    /// return: 0 while another method of the PACT still runs here (a nested call back into this actor), since that
+    /// method's caller is the one waiting for those calls.
+    /// </summary>
+    public int UnawaitedCalls(long tid)
     {
         lock (Gate)
         {
-            return _pacts.TryGetValue(tid, out var slot) ? slot.OutstandingCalls : 0;
+            return _pacts.TryGetValue(tid, out var slot) && slot.Running <= 1 ? slot.OutstandingCalls : 0;
         }
     }
 
