@@ -11,6 +11,9 @@ internal sealed class ActorDirectory
 {
     private readonly ConcurrentDictionary<GrainId, object> _cores = new();
 
+    public ActorDirectory(Diagnostics.SnapperMetrics metrics) =>
+        metrics.ObserveEntries("actors", "Transactional actors with a core in this silo.", () => _cores.Count);
+
     public int Count => _cores.Count;
 
     /// <summary>The actor's core, created by <paramref name="create"/> on its first activation in this silo.</summary>

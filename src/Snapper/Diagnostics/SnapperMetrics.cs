@@ -5,7 +5,8 @@ namespace Snapper.Diagnostics;
 /// <summary>
 /// Snapper's counters, on the meter "Snapper" (visible to dotnet-counters and OpenTelemetry):
 /// committed and aborted transactions (by mode and reason), the 2PC messages sent, and for PACTs the batch
-/// sizes and how long batches take from emission to commit.
+/// sizes and how long batches take from emission to commit; and, as gauges named <c>snapper.entries.*</c>, the sizes
+/// of every map the silo keeps for as long as it runs, so that a soak run (or an operator) sees they stay flat.
 /// </summary>
 internal sealed class SnapperMetrics
 {
@@ -22,10 +23,11 @@ internal sealed class SnapperMetrics
     private readonly Counter<long> _logFlushes;
     private readonly Histogram<double> _recoveryDuration;
     private readonly Histogram<double> _checkpointDuration;
+    private readonly Meter _meter;
 
     public SnapperMetrics(IMeterFactory? meterFactory = null)
     {
-        var meter = meterFactory?.Create(MeterName) ?? new Meter(MeterName);
+        var meter = _meter = meterFactory?.Create(MeterName) ?? new Meter(MeterName);
         _committed = meter.CreateCounter<long>("snapper.txn.committed", description: "Committed transactions.");
         _aborted = meter.CreateCounter<long>("snapper.txn.aborted", description: "Aborted transactions, by reason.");
         _inDoubt = meter.CreateCounter<long>("snapper.txn.in_doubt", description: "Transactions whose commit record could not be confirmed durable.");
@@ -40,6 +42,10 @@ internal sealed class SnapperMetrics
     }
 
     public void Committed(TxnMode mode) => _committed.Add(1, new KeyValuePair<string, object?>("mode", mode.ToString()));
+
+    /// <summary>Publishes the size of a long-lived map as the gauge <c>snapper.entries.{name}</c>.</summary>
+    public void ObserveEntries(string name, string description, Func<long> count) =>
+        _meter.CreateObservableGauge($"snapper.entries.{name}", count, unit: "{entry}", description: description);
 
     public void InDoubt(TxnMode mode) => _inDoubt.Add(1, new KeyValuePair<string, object?>("mode", mode.ToString()));
 

@@ -37,7 +37,14 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
 {
     // ACTs committed with participants that have not all acknowledged (see LogRecordType.CommittedAwaitingAcks): what a
     // first actor answers from when a participant asks for an outcome it no longer remembers. Loaded by recovery.
-    private readonly System.Collections.Concurrent.ConcurrentDictionary<long, byte> _openCommits = new();
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<long, byte> _openCommits = CreateOpenCommits(metrics);
+
+    private static System.Collections.Concurrent.ConcurrentDictionary<long, byte> CreateOpenCommits(SnapperMetrics metrics)
+    {
+        var open = new System.Collections.Concurrent.ConcurrentDictionary<long, byte>();
+        metrics.ObserveEntries("log.open_commits", "ACTs committed with participants that have not all acknowledged.", () => open.Count);
+        return open;
+    }
     private readonly SnapperOptions _options = options.Value;
     private readonly object _openLock = new();
 

@@ -103,6 +103,11 @@ internal sealed class PactService : IPactOrdering, IBatchStatus, IBatchCompletio
         var period = TimeSpan.FromTicks(Math.Max(TimeSpan.FromMilliseconds(10).Ticks, _executionTimeout.Ticks / 4));
         _watchdog = TimeProvider.System.CreateTimer(_ => AbortOverdue(), null, period, period);
         _ring = Enumerable.Range(0, options.Value.Coordinators).Select(i => new PactCoordinator(i)).ToArray();
+        metrics.ObserveEntries("pact.schedules", "Actor schedules of the PACT service (one per actor ever scheduled).", () => Sizes.Schedules);
+        metrics.ObserveEntries("pact.prev_bids", "Actors in the token's prev_bid map.", () => Sizes.PrevBids);
+        metrics.ObserveEntries("pact.doomed", "Doom marks of failed PACTs whose batch has not resolved.", () => Sizes.Doomed);
+        metrics.ObserveEntries("pact.uncommitted", "Uncommitted PACT batches.", () => Sizes.Uncommitted);
+        metrics.ObserveEntries("pact.aborted_ranges", "Remembered ranges of aborted batches (bounded at 4,096).", () => Sizes.AbortedRanges);
     }
 
     public void Dispose() => _watchdog.Dispose();
