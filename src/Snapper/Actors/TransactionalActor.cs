@@ -199,6 +199,17 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     async Task<TxnResponse> ITransactionalActor.StartTxn(TxnRequest request)
     {
         var method = _methods.Resolve(request.Method, request.Input);
+
+        // Backpressure from the log: a new transaction starts only when the loggers have room (see LogQueueCapacity).
+        try
+        {
+            await _runtime.Log.WhenRoomAsync().WaitAsync(_runtime.Options.ExecutionTimeout);
+        }
+        catch (TimeoutException)
+        {
+            throw new TransactionAbortedException(0, AbortReason.ExecutionTimeout,
+                $"the write-ahead log's queue stayed full for {_runtime.Options.ExecutionTimeout}; nothing of it ran.");
+        }
         if (request.AccessInfo is { } accessInfo)
         {
             ValidateAccessInfo(request.Method, accessInfo);

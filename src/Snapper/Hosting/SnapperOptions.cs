@@ -97,6 +97,20 @@ public sealed class SnapperOptions
     /// </summary>
     public TimeSpan LogWriteTimeout { get; set; } = TimeSpan.FromSeconds(30);
 
+    /// <summary>
+    /// Most appends a logger holds queued and not yet written. New transactions wait for room before they start
+    /// (backpressure), so a disk slower than the load slows clients down instead of filling memory; appends of
+    /// transactions already running never wait. Default: 65,536.
+    /// </summary>
+    public int LogQueueCapacity { get; set; } = 65_536;
+
+    /// <summary>
+    /// Most PACTs submitted in the silo and not yet ordered into a batch. A submission that finds no room waits for it,
+    /// up to <see cref="ExecutionTimeout"/> (then it aborts with <see cref="AbortReason.OrderingFailed"/> without having
+    /// run). Default: 65,536.
+    /// </summary>
+    public int PactQueueCapacity { get; set; } = 65_536;
+
     /// <summary>How long an actor remembers the outcome of an ended transaction, for late messages. Default: 5 min.</summary>
     public TimeSpan OutcomeRetention { get; set; } = TimeSpan.FromMinutes(5);
 }

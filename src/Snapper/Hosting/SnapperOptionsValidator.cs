@@ -18,6 +18,16 @@ internal sealed class SnapperOptionsValidator : IValidateOptions<SnapperOptions>
             errors.Add($"{nameof(SnapperOptions.ActTidRangeSize)} must be at least 1 (was {options.ActTidRangeSize}).");
         }
 
+        if (options.LogQueueCapacity < 1)
+        {
+            errors.Add($"{nameof(SnapperOptions.LogQueueCapacity)} must be at least 1 (was {options.LogQueueCapacity}).");
+        }
+
+        if (options.PactQueueCapacity < 1)
+        {
+            errors.Add($"{nameof(SnapperOptions.PactQueueCapacity)} must be at least 1 (was {options.PactQueueCapacity}).");
+        }
+
         if (options.DataFolder is not null && options.Loggers < 1)
         {
             errors.Add($"{nameof(SnapperOptions.Loggers)} must be at least 1 (was {options.Loggers}).");
@@ -45,6 +55,7 @@ internal sealed class SnapperOptionsValidator : IValidateOptions<SnapperOptions>
         Positive(nameof(SnapperOptions.ParticipantTimeout), options.ParticipantTimeout);
         Positive(nameof(SnapperOptions.DecisionTimeout), options.DecisionTimeout);
         Positive(nameof(SnapperOptions.OutcomeRetention), options.OutcomeRetention);
+        Positive(nameof(SnapperOptions.LogWriteTimeout), options.LogWriteTimeout);
 
         // A participant must not give up on a transaction whose first actor may still legitimately run it.
         if (options.ParticipantTimeout <= options.ExecutionTimeout)

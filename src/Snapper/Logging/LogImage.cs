@@ -9,8 +9,10 @@ namespace Snapper.Logging;
 /// Recovery folds the newest checkpoint's image with the segments after its cut and treats what is still undecided
 /// as aborted. A checkpoint folds the previous checkpoint with the segments below a new cut and keeps the undecided
 /// records, because their decision may come after the cut. That is sound because the cut is atomic over all
-/// loggers (see <see cref="WriteAheadLog"/>) and a decision is appended only after every state record of its
-/// transaction is durable: a decision below the cut never belongs to a state record above it.
+/// loggers (see <see cref="WriteAheadLog"/>) and a decision is appended after every state record of its transaction:
+/// with several loggers each state record is durable before its actor votes, and with one logger the state records
+/// are queued ahead of the decision on that same logger (they are durable no later than it). Either way a decision
+/// below the cut never belongs to a state record above it.
 /// </remarks>
 /// <para>
 /// <see cref="OpenCommits"/> are ACTs committed with participants that had not all acknowledged the commit by the end

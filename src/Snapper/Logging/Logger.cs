@@ -51,9 +51,17 @@ internal sealed class Logger : IAsyncDisposable
     private Exception? _failed;
     private readonly Hosting.SnapperTestHooks? _hooks;
 
-    public Logger(string folder, long nextSegmentNumber, bool fsync, long segmentBytes, SnapperMetrics metrics, ILogger logger, Hosting.SnapperTestHooks? hooks = null)
+    // Appends queued and not yet completed, and a signal for those waiting for room (backpressure, see WhenRoomAsync).
+    private readonly object _roomLock = new();
+    private readonly int _capacity;
+    private int _queued;
+    private TaskCompletionSource? _room;
+
+    public Logger(string folder, long nextSegmentNumber, bool fsync, long segmentBytes, SnapperMetrics metrics, ILogger logger,
+        Hosting.SnapperTestHooks? hooks = null, int capacity = int.MaxValue)
     {
         _hooks = hooks;
+        _capacity = capacity;
         _folder = folder;
         _fsync = fsync;
         _segmentBytes = segmentBytes;
@@ -102,7 +110,43 @@ internal sealed class Logger : IAsyncDisposable
             throw new ObjectDisposedException(nameof(Logger), "The write-ahead log is closed.");
         }
 
+        Interlocked.Increment(ref _queued);
         return append.Done.Task;
+    }
+
+    /// <summary>
+    /// Completes when fewer appends than the capacity are queued. Appends themselves never wait (they are made inside
+    /// commits, and a commit that waited for room behind commits waiting for it could stall); new transactions wait
+    /// here before they start, so a disk slower than the load slows the clients down instead of growing the queue.
+    /// </summary>
+    public Task WhenRoomAsync()
+    {
+        if (Volatile.Read(ref _queued) < _capacity)
+        {
+            return Task.CompletedTask;
+        }
+
+        lock (_roomLock)
+        {
+            return Volatile.Read(ref _queued) < _capacity
+                ? Task.CompletedTask
+                : (_room ??= new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously)).Task;
+        }
+    }
+
+    /// <summary>Appends were completed (written or failed): frees their room and wakes the waiters once there is some.</summary>
+    private void Released(int appends)
+    {
+        if (Interlocked.Add(ref _queued, -appends) >= _capacity || Volatile.Read(ref _room) is null)
+        {
+            return;
+        }
+
+        lock (_roomLock)
+        {
+            _room?.TrySetResult();
+            _room = null;
+        }
     }
 
     /// <summary>
@@ -296,6 +340,8 @@ internal sealed class Logger : IAsyncDisposable
                 group[i].Done.TrySetResult(0);
             }
 
+            Released(to - from);
+
             if (_written >= _segmentBytes)
             {
                 _segment.Dispose();
@@ -315,6 +361,8 @@ internal sealed class Logger : IAsyncDisposable
             {
                 group[i].Done.TrySetException(exception);
             }
+
+            Released(to - from);
         }
     }
 

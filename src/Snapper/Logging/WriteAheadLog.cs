@@ -112,7 +112,7 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
 
                     // Never below the cut: a segment numbered under it would be skipped by the next recovery.
                     var next = Math.Max(Logger.Segments(loggerFolder).Select(Logger.NumberOf).DefaultIfEmpty(-1).Max() + 1, cut.GetValueOrDefault(name));
-                    return new Logger(loggerFolder, next, _options.LogFsync, _options.LogSegmentBytes, metrics, logger, testHooks);
+                    return new Logger(loggerFolder, next, _options.LogFsync, _options.LogSegmentBytes, metrics, logger, testHooks, _options.LogQueueCapacity);
                 }).ToArray();
 
                 // What recovery folded is the base of the first checkpoint, so that it reads only what is logged from
@@ -187,6 +187,21 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
         {
             logger.LogDebug(exception, "Acknowledgement of transaction {Tid} not logged", tid);
         }
+    }
+
+    /// <summary>
+    /// Completes when every logger has room for more appends (<see cref="SnapperOptions.LogQueueCapacity"/>); a
+    /// transaction waits here before it starts. Completed at once without a log.
+    /// </summary>
+    public Task WhenRoomAsync()
+    {
+        var loggers = _loggers;
+        return loggers.Length switch
+        {
+            0 => Task.CompletedTask,
+            1 => loggers[0].WhenRoomAsync(),
+            _ => Task.WhenAll(loggers.Select(l => l.WhenRoomAsync())),
+        };
     }
 
     /// <summary>Whether ACT <paramref name="tid"/> committed and some participant has not acknowledged it (false without a log).</summary>

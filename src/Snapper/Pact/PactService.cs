@@ -66,6 +66,8 @@ internal sealed class PactService : IPactOrdering, IBatchStatus, IBatchCompletio
     private readonly ILogger<PactService> _logger;
     private readonly bool _skipHybridGate;
     private readonly TimeSpan _logWriteTimeout;
+    private readonly int _queueCapacity;
+    private readonly SemaphoreSlim _queueRoom;
     private readonly HybridScheduling _hybrid;
     // Bids in (From, To] were aborted; the oldest ranges are forgotten beyond a bound, and a bid at or below
     // _forgottenBelow is then reported as not committed (an ACT asking about it aborts, which is always safe).
@@ -97,6 +99,8 @@ internal sealed class PactService : IPactOrdering, IBatchStatus, IBatchCompletio
         _hybrid = options.Value.HybridScheduling;
         _executionTimeout = options.Value.ExecutionTimeout;
         _logWriteTimeout = options.Value.LogWriteTimeout;
+        _queueCapacity = options.Value.PactQueueCapacity;
+        _queueRoom = new SemaphoreSlim(_queueCapacity, _queueCapacity);
 
         // One timer bounds every batch, instead of a timer per PACT: a batch still uncommitted after
         // ExecutionTimeout (a PACT stuck in user code, or waiting for a call that never comes) is aborted.
@@ -183,6 +187,14 @@ internal sealed class PactService : IPactOrdering, IBatchStatus, IBatchCompletio
     /// </summary>
     public async Task<PactTicket> SubmitAsync(GrainId root, ActorAccessInfo accessInfo)
     {
+        // Backpressure: a submission takes a place in the silo's ordering queue first, and gives it back when its PACT
+        // was drained into a batch (or withdrawn), so that a ring slower than the load slows the submitters down.
+        if (!await _queueRoom.WaitAsync(_executionTimeout))
+        {
+            throw new TransactionAbortedException(0, AbortReason.OrderingFailed,
+                $"the PACT ordering queue stayed full ({_queueCapacity}) for {_executionTimeout}; nothing of it ran.");
+        }
+
         var coordinator = _ring[root.GetUniformHashCode() % (uint)_ring.Length];
         var pending = coordinator.Enqueue(accessInfo);
 
@@ -611,6 +623,11 @@ internal sealed class PactService : IPactOrdering, IBatchStatus, IBatchCompletio
     private async Task VisitAsync(int index, PactToken token)
     {
         var pacts = _ring[index].Drain();
+        if (pacts.Count > 0)
+        {
+            _queueRoom.Release(pacts.Count);
+        }
+
         if (pacts.Count > 0)
         {
             try

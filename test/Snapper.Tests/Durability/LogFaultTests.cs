@@ -23,11 +23,12 @@ public sealed class LogFaultTests : IDisposable
         }
     }
 
-    private Task<InProcessTestCluster> StartAsync(SnapperTestHooks? hooks = null) => ClusterFixture.StartAsync(o =>
+    private Task<InProcessTestCluster> StartAsync(SnapperTestHooks? hooks = null, Action<SnapperOptions>? configure = null) => ClusterFixture.StartAsync(o =>
     {
         o.DataFolder = _folder;
         o.CheckpointInterval = TimeSpan.Zero;
         o.LogWriteTimeout = TimeSpan.FromSeconds(1);
+        configure?.Invoke(o);
     }, hooks);
 
     private static IBankAccount Account(IGrainFactory grains, long id) => grains.GetGrain<IBankAccount>(id);
@@ -104,5 +105,48 @@ public sealed class LogFaultTests : IDisposable
         {
             Assert.Equal([70m, 30m], await Balances(restarted.Client, 1, 2));
         }
+    }
+
+    [Fact]
+    public async Task A_full_log_queue_holds_new_transactions_back_until_the_disk_catches_up()
+    {
+        var hooks = new SnapperTestHooks();
+        using var disk = new ManualResetEventSlim(false);
+        await using var cluster = await StartAsync(hooks, o =>
+        {
+            o.LogQueueCapacity = 1;
+            o.LogWriteTimeout = TimeSpan.FromSeconds(30);
+        });
+        var grains = cluster.Client;
+        await Account(grains, 1).StartTxn(Account(grains, 1).Deposit, new Deposit(1, 100m));
+        await Account(grains, 3).StartTxn(Account(grains, 3).Deposit, new Deposit(2, 100m));
+
+        var stalled = Stall(hooks, disk);
+        var first = Account(grains, 1).StartTxn(Account(grains, 1).Transfer, new Transfer(3, 2, 30m));
+        await stalled.WaitAsync(TimeSpan.FromSeconds(10));
+        var second = Account(grains, 3).StartTxn(Account(grains, 3).Transfer, new Transfer(4, 4, 10m));
+
+        // The stalled append fills the queue: the second transaction has not even started. (This can only pass on a
+        // correct build; a broken one would let it commit, which it cannot while the disk is held.)
+        await Task.Delay(200);
+        Assert.False(second.IsCompleted);
+
+        hooks.AfterLogWrite = null;
+        disk.Set();
+        await first;
+        await second;
+        Assert.Equal([70m, 30m, 90m, 10m], await Balances(grains, 1, 2, 3, 4));
+    }
+
+    /// <summary>Holds every log write until <paramref name="disk"/> is set; completes when the first write is held.</summary>
+    private static Task Stall(SnapperTestHooks hooks, ManualResetEventSlim disk)
+    {
+        var reached = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        hooks.AfterLogWrite = _ =>
+        {
+            reached.TrySetResult();
+            disk.Wait();
+        };
+        return reached.Task;
     }
 }
