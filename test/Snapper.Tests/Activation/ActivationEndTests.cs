@@ -117,40 +117,41 @@ public sealed class ActivationEndTests : IAsyncLifetime
         Assert.Equal([0m, 100m], (await Account(a).StartTxn(Account(a).ReadAll, new[] { a, b })).Select(s => s.Balance));
     }
 
-    [Theory]
-    [MemberData(nameof(Endings))]
-    public async Task An_act_in_flight_commits_on_a_participant_whose_activation_ended(Ending ending, bool logged)
+    public static TheoryData<Ending, bool, bool> EndingsInFlight()
     {
-        var cluster = Cluster(logged);
-        var (root, participant) = (ClusterFixture.NewId(), ClusterFixture.NewId());
-        var gate = $"act-in-flight-{ending}-{logged}-{root}";
-        var probe = cluster.Client.GetGrain<IProbe>(root);
+        var data = new TheoryData<Ending, bool, bool>();
+        foreach (var ending in Enum.GetValues<Ending>())
+        {
+            foreach (var logged in new[] { false, true })
+            {
+                data.Add(ending, logged, false);
+                data.Add(ending, logged, true);
+            }
+        }
 
-        // The participant has run its part (holding its lock, not yet prepared) when its activation ends.
-        var txn = probe.StartTxn(probe.CallThenHold, new CallThenHold(participant, gate));
-        await Gates.WhenReached(gate);
-        await EndActivation(cluster, cluster.Client.GetGrain<IProbe>(participant), ending);
-        Gates.Release(gate);
-        await txn;
-
-        Assert.Equal(1, await Read(cluster, root));
-        Assert.Equal(1, await Read(cluster, participant));
+        return data;
     }
 
+    /// <summary>
+    /// The participant has run its part when its activation ends: as an ACT it holds its lock, not yet prepared; as a
+    /// PACT its sub-batch completed and its new version waits for the batch to commit.
+    /// </summary>
     [Theory]
-    [MemberData(nameof(Endings))]
-    public async Task A_pact_batch_in_flight_commits_on_an_actor_whose_activation_ended(Ending ending, bool logged)
+    [MemberData(nameof(EndingsInFlight))]
+    public async Task Work_in_flight_commits_on_an_actor_whose_activation_ended(Ending ending, bool logged, bool pact)
     {
         var cluster = Cluster(logged);
         var (root, participant) = (ClusterFixture.NewId(), ClusterFixture.NewId());
-        var gate = $"pact-in-flight-{ending}-{logged}-{root}";
+        var gate = $"in-flight-{ending}-{logged}-{pact}-{root}";
         var grains = cluster.Client;
         var probe = grains.GetGrain<IProbe>(root);
+        var input = new CallThenHold(participant, gate);
 
-        // The participant completed its sub-batch (its new version waits for the batch to commit) when its activation ends.
-        var txn = probe.StartTxn(probe.CallThenHold, new CallThenHold(participant, gate), ActorAccessInfo.Of(probe, grains.GetGrain<IProbe>(participant)));
+        var txn = pact
+            ? probe.StartTxn(probe.CallThenHold, input, ActorAccessInfo.Of(probe, grains.GetGrain<IProbe>(participant)))
+            : probe.StartTxn(probe.CallThenHold, input);
         await Gates.WhenReached(gate);
-        await EndActivation(cluster, cluster.Client.GetGrain<IProbe>(participant), ending);
+        await EndActivation(cluster, grains.GetGrain<IProbe>(participant), ending);
         Gates.Release(gate);
         await txn;
 

@@ -1,4 +1,3 @@
-using Microsoft.Extensions.DependencyInjection;
 using Snapper;
 
 namespace Snapper.Tests.Actors;
@@ -47,37 +46,8 @@ public interface IBankAdmin : IGrainWithIntegerKey
     Task<decimal> Audit(TxnContext ctx, int input);
 }
 
-/// <summary>Non-transactional controls a test uses to end an actor's activation the ways Orleans offers a grain.</summary>
-public interface IActivationControl : IGrainWithIntegerKey
+public sealed class BankAccount : ControllableActor<AccountState>, IBankAccount, IBankAdmin
 {
-    /// <summary>This activation's own id and the silo it runs on: a new activation has a new id.</summary>
-    Task<(Guid Activation, SiloAddress Silo)> WhoAmI();
-
-    /// <summary>The grain calls <c>DeactivateOnIdle()</c> on itself.</summary>
-    Task DeactivateSelf();
-
-    /// <summary>The grain calls <c>MigrateOnIdle()</c> on itself.</summary>
-    Task MigrateSelf();
-}
-
-public sealed class BankAccount : TransactionalActor<AccountState>, IBankAccount, IBankAdmin, IActivationControl
-{
-    private readonly Guid _activation = Guid.NewGuid();
-
-    public Task<(Guid Activation, SiloAddress Silo)> WhoAmI() => Task.FromResult((_activation, ServiceProvider.GetRequiredService<ILocalSiloDetails>().SiloAddress));
-
-    public Task DeactivateSelf()
-    {
-        DeactivateOnIdle();
-        return Task.CompletedTask;
-    }
-
-    public Task MigrateSelf()
-    {
-        MigrateOnIdle();
-        return Task.CompletedTask;
-    }
-
     public async Task<decimal> Deposit(TxnContext ctx, Deposit input)
     {
         if (input.Amount <= 0)

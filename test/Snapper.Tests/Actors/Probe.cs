@@ -1,4 +1,3 @@
-using Microsoft.Extensions.DependencyInjection;
 using System.Collections.Concurrent;
 using Snapper;
 
@@ -93,9 +92,8 @@ public interface IProbe : ITransactionalActor, IGrainWithIntegerKey
 /// <summary>A user exception with no Orleans serializer: it cannot travel to the client as an object.</summary>
 public sealed class LocalOnlyException(string message) : Exception(message);
 
-public sealed class Probe : TransactionalActor<ProbeState>, IProbe, IActivationControl
+public sealed class Probe : ControllableActor<ProbeState>, IProbe
 {
-    private readonly Guid _activation = Guid.NewGuid();
     private TxnContext? _kept;
 
     public async Task<long> Hold(TxnContext ctx, Hold input)
@@ -178,20 +176,6 @@ public sealed class Probe : TransactionalActor<ProbeState>, IProbe, IActivationC
     {
         (await GetState(ctx, AccessMode.ReadWrite)).Value += 1;
         _ = CallActor(ctx, GrainFactory.GetGrain<IProbe>(input.Target).Hold, new Hold(input.Gate, AccessMode.ReadWrite));
-    }
-
-    public Task<(Guid Activation, SiloAddress Silo)> WhoAmI() => Task.FromResult((_activation, ServiceProvider.GetRequiredService<ILocalSiloDetails>().SiloAddress));
-
-    public Task DeactivateSelf()
-    {
-        DeactivateOnIdle();
-        return Task.CompletedTask;
-    }
-
-    public Task MigrateSelf()
-    {
-        MigrateOnIdle();
-        return Task.CompletedTask;
     }
 
     public async Task IncrementThenFail(TxnContext ctx, long other)
