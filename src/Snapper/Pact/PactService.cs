@@ -400,43 +400,41 @@ internal sealed class PactService : IPactOrdering, IBatchStatus, IBatchCompletio
     /// <summary>Aborts every uncommitted batch whose commit record is not being written (under <see cref="_gate"/>).</summary>
     private void AbortUncommittedLocked(PactTicket failed, TransactionAbortedException reason)
     {
+        // Batches whose commit record is being written are a prefix; they commit, the rest abort.
+        var batches = _uncommitted.Values.Where(b => !b.Committing).ToArray();
+        var keptUpTo = _uncommitted.Values.Where(b => b.Committing).Select(b => b.Bid).DefaultIfEmpty(_lastCommittedBid).Max();
+        foreach (var batch in batches)
         {
-            // Batches whose commit record is being written are a prefix; they commit, the rest abort.
-            var batches = _uncommitted.Values.Where(b => !b.Committing).ToArray();
-            var keptUpTo = _uncommitted.Values.Where(b => b.Committing).Select(b => b.Bid).DefaultIfEmpty(_lastCommittedBid).Max();
-            foreach (var batch in batches)
-            {
-                _uncommitted.Remove(batch.Bid);
-                _executing.TryRemove(batch.Bid, out _);
-            }
-
-            _notCommitting.Clear();
-
-            _abortedRanges.Enqueue((keptUpTo, _lastBid));
-            if (_abortedRanges.Count > 4_096)
-            {
-                _forgottenBelow = _abortedRanges.Dequeue().To;
-            }
-
-            Volatile.Write(ref _resolvedBid, Math.Max(_resolvedBid, _lastBid));
-            TransactionAbortedException ReasonFor(long bid, long tid) => tid == reason.Tid
-                ? reason
-                : new TransactionAbortedException(tid, AbortReason.CascadingAbort, $"transaction {reason.Tid} of batch {failed.Bid} failed ({reason.Reason}); batch {bid} was not committed yet.");
-            foreach (var actor in batches.SelectMany(b => b.Participants).Distinct())
-            {
-                ScheduleOf(actor).AbortAfter(keptUpTo, ReasonFor);
-            }
-
-            foreach (var batch in batches)
-            {
-                ForgetDooms(batch);
-                batch.Outcome.TrySetResult(batch.Bid == failed.Bid ? reason : new TransactionAbortedException(
-                    reason.Tid, reason.Reason == AbortReason.LogWriteFailed ? AbortReason.LogWriteFailed : AbortReason.CascadingAbort,
-                    $"batch {failed.Bid} failed ({reason.Reason})."));
-            }
-
-            _logger.LogDebug("PACT {Tid} failed ({Reason}); aborted {Count} uncommitted batch(es)", reason.Tid, reason.Reason, batches.Length);
+            _uncommitted.Remove(batch.Bid);
+            _executing.TryRemove(batch.Bid, out _);
         }
+
+        _notCommitting.Clear();
+
+        _abortedRanges.Enqueue((keptUpTo, _lastBid));
+        if (_abortedRanges.Count > 4_096)
+        {
+            _forgottenBelow = _abortedRanges.Dequeue().To;
+        }
+
+        Volatile.Write(ref _resolvedBid, Math.Max(_resolvedBid, _lastBid));
+        TransactionAbortedException ReasonFor(long bid, long tid) => tid == reason.Tid
+            ? reason
+            : new TransactionAbortedException(tid, AbortReason.CascadingAbort, $"transaction {reason.Tid} of batch {failed.Bid} failed ({reason.Reason}); batch {bid} was not committed yet.");
+        foreach (var actor in batches.SelectMany(b => b.Participants).Distinct())
+        {
+            ScheduleOf(actor).AbortAfter(keptUpTo, ReasonFor);
+        }
+
+        foreach (var batch in batches)
+        {
+            ForgetDooms(batch);
+            batch.Outcome.TrySetResult(batch.Bid == failed.Bid ? reason : new TransactionAbortedException(
+                reason.Tid, reason.Reason == AbortReason.LogWriteFailed ? AbortReason.LogWriteFailed : AbortReason.CascadingAbort,
+                $"batch {failed.Bid} failed ({reason.Reason})."));
+        }
+
+        _logger.LogDebug("PACT {Tid} failed ({Reason}); aborted {Count} uncommitted batch(es)", reason.Tid, reason.Reason, batches.Length);
     }
 
     /// <summary>
@@ -498,28 +496,25 @@ internal sealed class PactService : IPactOrdering, IBatchStatus, IBatchCompletio
         Exception? failure = null;
         try
         {
-            try
+            await Log.AppendInOrderAsync([.. batches.Select(batch => LogRecord.Committed(LoggedTxnKind.Batch, batch.Bid))]).WaitAsync(_logWriteTimeout);
+        }
+        catch (LogWriteRefusedException refused)
+        {
+            // Refused before anything was written: these batches certainly did not commit.
+            lock (_gate)
             {
-                await Log.AppendInOrderAsync([.. batches.Select(batch => LogRecord.Committed(LoggedTxnKind.Batch, batch.Bid))]).WaitAsync(_logWriteTimeout);
-            }
-            catch (LogWriteRefusedException refused)
-            {
-                // Refused before anything was written: these batches certainly did not commit.
-                lock (_gate)
+                _logger.LogCritical(refused, "BatchCommit records for batches {First}..{Last} were refused by the log; PACT commits are stopped", batches[0].Bid, batches[^1].Bid);
+                _commitStopped = true;
+                foreach (var batch in batches)
                 {
-                    _logger.LogCritical(refused, "BatchCommit records for batches {First}..{Last} were refused by the log; PACT commits are stopped", batches[0].Bid, batches[^1].Bid);
-                    _commitStopped = true;
-                    foreach (var batch in batches)
-                    {
-                        batch.Committing = false;
-                    }
-
-                    var reason = new TransactionAbortedException(batches[0].Bid, AbortReason.LogWriteFailed, $"the write-ahead log refused its commit record: {refused.Message}");
-                    AbortUncommittedLocked(new PactTicket(batches[0].Bid, batches[0].Bid), reason);
+                    batch.Committing = false;
                 }
 
-                return;
+                var reason = new TransactionAbortedException(batches[0].Bid, AbortReason.LogWriteFailed, $"the write-ahead log refused its commit record: {refused.Message}");
+                AbortUncommittedLocked(new PactTicket(batches[0].Bid, batches[0].Bid), reason);
             }
+
+            return;
         }
         catch (Exception exception)
         {
