@@ -24,7 +24,8 @@ public sealed record BenchmarkDurability(string Name, string? DataFolder, bool F
 /// <summary>
 /// The silo configuration every benchmark host uses, so that all modes run on the same settings: Snapper
 /// (settings from the "Snapper" section, logging as <see cref="BenchmarkDurability"/> says) and Orleans
-/// Transactions with its state in memory, or in fsynced files next to Snapper's log.
+/// Transactions with its state in memory by reference (<see cref="ByReferenceGrainStorage"/>: like Snapper without a
+/// log, it serializes nothing), or in fsynced files next to Snapper's log (<see cref="FileGrainStorage"/>).
 /// </summary>
 public static class BenchmarkSilo
 {
@@ -39,7 +40,7 @@ public static class BenchmarkSilo
         });
         if (durability.DataFolder is null)
         {
-            silo.AddMemoryGrainStorage(OrleansTxnStorage.Name);
+            silo.Services.AddGrainStorage(OrleansTxnStorage.Name, (_, _) => new ByReferenceGrainStorage());
         }
         else
         {

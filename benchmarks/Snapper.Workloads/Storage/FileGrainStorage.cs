@@ -25,14 +25,12 @@ public sealed class FileGrainStorage(string folder, bool fsync, IGrainStorageSer
         var path = PathOf(stateName, grainId);
         if (!File.Exists(path))
         {
-            grainState.State = Activator.CreateInstance<T>();
-            grainState.ETag = null;
-            grainState.RecordExists = false;
+            GrainStorageRecords.SetAbsent(grainState);
             return;
         }
 
         var bytes = await File.ReadAllBytesAsync(path);
-        grainState.ETag = BinaryPrimitives.ReadInt64LittleEndian(bytes).ToString(System.Globalization.CultureInfo.InvariantCulture);
+        grainState.ETag = GrainStorageRecords.ETagOf(BinaryPrimitives.ReadInt64LittleEndian(bytes));
         grainState.State = serializer.Deserialize<T>(new BinaryData(bytes.AsMemory(sizeof(long))));
         grainState.RecordExists = true;
     }
@@ -41,7 +39,7 @@ public sealed class FileGrainStorage(string folder, bool fsync, IGrainStorageSer
     {
         var path = PathOf(stateName, grainId);
         var stored = await CheckETagAsync(path, "writing", stateName, grainId, grainState.ETag);
-        var version = stored is null ? 1 : long.Parse(stored, System.Globalization.CultureInfo.InvariantCulture) + 1;
+        var version = GrainStorageRecords.VersionOf(stored) + 1;
         var payload = serializer.Serialize(grainState.State).ToMemory();
         var temporary = path + ".tmp";
         await using (var file = new FileStream(temporary, FileMode.Create, FileAccess.Write, FileShare.None, bufferSize: 4096, useAsync: true))
@@ -54,7 +52,7 @@ public sealed class FileGrainStorage(string folder, bool fsync, IGrainStorageSer
         }
 
         File.Move(temporary, path, overwrite: true);
-        grainState.ETag = version.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        grainState.ETag = GrainStorageRecords.ETagOf(version);
         grainState.RecordExists = true;
     }
 
@@ -63,19 +61,12 @@ public sealed class FileGrainStorage(string folder, bool fsync, IGrainStorageSer
         var path = PathOf(stateName, grainId);
         await CheckETagAsync(path, "clearing", stateName, grainId, grainState.ETag);
         File.Delete(path);
-        grainState.ETag = null;
-        grainState.RecordExists = false;
-        grainState.State = Activator.CreateInstance<T>();
+        GrainStorageRecords.SetAbsent(grainState);
     }
 
     /// <summary>Returns the stored ETag, or throws as Orleans' providers do if the grain's does not match it.</summary>
-    private static async Task<string?> CheckETagAsync(string path, string operation, string stateName, GrainId grainId, string? expected)
-    {
-        var stored = await StoredETagAsync(path);
-        return stored == expected
-            ? stored
-            : throw new InconsistentStateException($"ETag mismatch {operation} {stateName} of {grainId}", stored, expected);
-    }
+    private static async Task<string?> CheckETagAsync(string path, string operation, string stateName, GrainId grainId, string? expected) =>
+        GrainStorageRecords.CheckETag(await StoredETagAsync(path), expected, operation, stateName, grainId);
 
     private static async Task<string?> StoredETagAsync(string path)
     {
@@ -87,7 +78,7 @@ public sealed class FileGrainStorage(string folder, bool fsync, IGrainStorageSer
         await using var file = new FileStream(path, FileMode.Open, FileAccess.Read, FileShare.Read, bufferSize: 1, useAsync: true);
         var header = new byte[sizeof(long)];
         await file.ReadExactlyAsync(header);
-        return BinaryPrimitives.ReadInt64LittleEndian(header).ToString(System.Globalization.CultureInfo.InvariantCulture);
+        return GrainStorageRecords.ETagOf(BinaryPrimitives.ReadInt64LittleEndian(header));
     }
 
     /// <summary>A file per (state, grain), spread over 256 folders; the name is a hash because grain ids may hold any character.</summary>
