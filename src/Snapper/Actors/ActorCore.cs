@@ -68,7 +68,7 @@ internal sealed class ActorCore<TState> where TState : class
     public Action? WatchdogNeeded { get; private set; }
 
     /// <summary>Whether ACTs are running here or PACT batches are uncommitted here.</summary>
-    public bool HasUncommittedWork => Transactions.Count > 0 || Schedule.HasUncommittedBatches;
+    public bool HasUncommittedWork => Transactions.Count > 0 || Schedule.UncommittedBatchCount > 0;
 
     public bool IsOwnedBy(object activation) => ReferenceEquals(Owner, activation);
 

@@ -45,19 +45,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
 
     public GrainId Actor => actor;
 
-    /// <summary>Whether PACT batches delivered here have not committed yet.</summary>
-    public bool HasUncommittedBatches
-    {
-        get
-        {
-            lock (Gate)
-            {
-                return _batches.Count > 0;
-            }
-        }
-    }
-
-    /// <summary>Sub-batches delivered here and not yet committed or aborted (for tests and diagnostics).</summary>
+    /// <summary>Sub-batches delivered here and not yet committed or aborted.</summary>
     public int UncommittedBatchCount
     {
         get

@@ -101,7 +101,7 @@ public sealed class ActorScheduleTests
 
         var abort = await Assert.ThrowsAsync<TransactionAbortedException>(() => waiting);
         Assert.Equal(20, abort.Tid);
-        Assert.False(schedule.HasUncommittedBatches);
+        Assert.Equal(0, schedule.UncommittedBatchCount);
     }
 
     [Fact]
