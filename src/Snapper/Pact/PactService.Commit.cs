@@ -1,0 +1,244 @@
+using Microsoft.Extensions.Logging;
+using Snapper.Logging;
+
+namespace Snapper.Pact;
+
+/// <summary>
+/// Batch commit (thesis §3.3.2.4): BatchComplete from each actor, commit records on the ordered logger, batches applied
+/// in bid order, the bound on batch execution, and what happens when a commit record cannot be confirmed durable.
+/// </summary>
+internal sealed partial class PactService
+{
+    public void SubBatchCompleted(long bid, GrainId actor, object? version, long seq)
+    {
+        if (Log.Enabled)
+        {
+            _ = LogThenCompleteAsync(bid, actor, version, seq);
+        }
+        else
+        {
+            BatchComplete(bid, actor);
+        }
+    }
+
+    /// <summary>
+    /// BatchComplete from <paramref name="actor"/>, after its new state (if the sub-batch took a copy) is logged
+    /// (thesis Fig. 3.7): queued ahead of the batch's commit record on the ordered logger, or, with several loggers,
+    /// durable on the actor's own (<see cref="WriteAheadLog.StatesDurableBeforeVote"/>). If the write fails, the
+    /// batch aborts: its vote cannot be trusted to survive a crash.
+    /// </summary>
+    private async Task LogThenCompleteAsync(long bid, GrainId actor, object? version, long seq)
+    {
+        if (version is not null)
+        {
+            try
+            {
+                var written = Log.AppendStateAsync(actor, LogRecord.StateWritten(LoggedTxnKind.Batch, bid, actor, seq, _serializer.SerializeToArray(version)));
+                if (Log.StatesDurableBeforeVote)
+                {
+                    await written.WaitAsync(_logWriteTimeout);
+                }
+            }
+            catch (Exception exception)
+            {
+                Abort(new PactTicket(bid, bid), new TransactionAbortedException(bid, AbortReason.PrepareFailed,
+                    $"actor {actor} could not log its state for batch {bid}: {exception.Message}"));
+                return;
+            }
+        }
+
+        BatchComplete(bid, actor);
+    }
+
+    /// <summary>BatchComplete: <paramref name="actor"/> finished its sub-batch of <paramref name="bid"/>.</summary>
+    public void BatchComplete(long bid, GrainId actor)
+    {
+        if (!_executing.TryGetValue(bid, out var batch) || batch.Complete() > 0)
+        {
+            return; // aborted meanwhile, or others still to come
+        }
+
+        _executing.TryRemove(bid, out _);
+        lock (_gate)
+        {
+            if (_uncommitted.ContainsKey(bid))
+            {
+                CommitInOrder();
+            }
+        }
+    }
+
+    /// <summary>
+    /// Aborts the oldest batch, and so every later one, if it has been running longer than ExecutionTimeout. A batch
+    /// whose commit record is being written is bounded by LogWriteTimeout instead (<see cref="LogThenCommitAsync"/>).
+    /// </summary>
+    private void AbortOverdue()
+    {
+        PactBatch? overdue;
+        lock (_gate)
+        {
+            overdue = _uncommitted.Count > 0 ? _uncommitted.First().Value : null;
+        }
+
+        if (overdue is not null && !overdue.Committing && System.Diagnostics.Stopwatch.GetElapsedTime(overdue.EmittedAt) > _executionTimeout)
+        {
+            _logger.LogWarning("PACT batch {Bid} did not commit within {Timeout}; aborting it and every later batch", overdue.Bid, _executionTimeout);
+            Abort(new PactTicket(overdue.Bid, overdue.Bid), new TransactionAbortedException(overdue.Bid, AbortReason.ExecutionTimeout,
+                $"its batch {overdue.Bid} did not commit within {_executionTimeout}."));
+        }
+    }
+
+    /// <summary>
+    /// Commits, in bid order, every batch at the head that all participants reported complete. With a log, each
+    /// such batch's BatchCommit record is appended as soon as the batch is ready, without waiting for the records
+    /// appended before it (they all go to one logger, which keeps them in order, see
+    /// <see cref="WriteAheadLog.AppendInOrderAsync"/>); a batch is applied (actors install its versions, its
+    /// clients hear) once its record is durable and every earlier batch has been applied.
+    /// </summary>
+    private void CommitInOrder()
+    {
+        if (!Log.Enabled)
+        {
+            ApplyCommits();
+            return;
+        }
+
+        if (_commitStopped)
+        {
+            return;
+        }
+
+        List<PactBatch>? ready = null;
+        while (_notCommitting.TryPeek(out var batch) && batch.Pending == 0)
+        {
+            _notCommitting.Dequeue();
+            batch.Committing = true;
+            (ready ??= []).Add(batch);
+        }
+
+        if (ready is not null)
+        {
+            _ = LogThenCommitAsync(ready);
+        }
+    }
+
+    private async Task LogThenCommitAsync(List<PactBatch> batches)
+    {
+        Exception? failure = null;
+        try
+        {
+            await Log.AppendInOrderAsync([.. batches.Select(batch => LogRecord.Committed(LoggedTxnKind.Batch, batch.Bid))]).WaitAsync(_logWriteTimeout);
+        }
+        catch (LogWriteRefusedException refused)
+        {
+            // Refused before anything was written: these batches certainly did not commit.
+            lock (_gate)
+            {
+                _logger.LogCritical(refused, "BatchCommit records for batches {First}..{Last} were refused by the log; PACT commits are stopped", batches[0].Bid, batches[^1].Bid);
+                _commitStopped = true;
+                foreach (var batch in batches)
+                {
+                    batch.Committing = false;
+                }
+
+                var reason = new TransactionAbortedException(batches[0].Bid, AbortReason.LogWriteFailed, $"the write-ahead log refused its commit record: {refused.Message}");
+                AbortUncommittedLocked(new PactTicket(batches[0].Bid, batches[0].Bid), reason);
+            }
+
+            return;
+        }
+        catch (Exception exception)
+        {
+            failure = exception;
+        }
+
+        lock (_gate)
+        {
+            if (failure is not null)
+            {
+                // Unknown whether the records reached the disk: recovery will decide. The clients of these batches hear
+                // "in doubt", never "aborted" or "committed"; commits stop (the log refuses later writes after a failed
+                // one anyway), and every batch not yet committing aborts, so nobody waits for a commit that cannot come.
+                _logger.LogCritical(failure, "BatchCommit records for batches {First}..{Last} were not confirmed durable; their outcome is in doubt and PACT commits are stopped", batches[0].Bid, batches[^1].Bid);
+                _commitStopped = true;
+                _inDoubtFrom = Math.Min(_inDoubtFrom, batches[0].Bid);
+                ReportInDoubt(batches, failure);
+
+                // Batches not yet committing abort; later groups still committing are left to their own continuation
+                // (their records are queued after these, so they end in doubt too).
+                if (_uncommitted.Values.Any(b => !b.Committing))
+                {
+                    AbortUncommittedLocked(new PactTicket(batches[0].Bid, batches[0].Bid),
+                        new TransactionAbortedException(batches[0].Bid, AbortReason.LogWriteFailed, "PACT commits stopped after a failed log write."));
+                }
+
+                Volatile.Write(ref _resolvedBid, Math.Max(_resolvedBid, batches[^1].Bid));
+                return;
+            }
+
+            if (_commitStopped && batches[0].Bid > _inDoubtFrom)
+            {
+                // Durable after an earlier group was reported in doubt (a stalled write that finished late): the disk
+                // may well hold both, but this silo dropped the earlier one's versions, so it cannot apply these.
+                ReportInDoubt(batches, new TimeoutException("an earlier commit record was not confirmed durable in time"));
+                return;
+            }
+
+            foreach (var batch in batches)
+            {
+                batch.CommitLogged = true;
+            }
+
+            ApplyCommits();
+        }
+    }
+
+    /// <summary>
+    /// Resolves batches whose commit record may or may not be on disk: their clients hear "in doubt", and their versions
+    /// leave this silo's memory (recovery, not this silo, decides what they become). Under <see cref="_gate"/>.
+    /// </summary>
+    private void ReportInDoubt(List<PactBatch> batches, Exception failure)
+    {
+        foreach (var batch in batches)
+        {
+            if (_uncommitted.Remove(batch.Bid))
+            {
+                _executing.TryRemove(batch.Bid, out _);
+                ForgetDooms(batch);
+                batch.Outcome.TrySetResult(new TransactionInDoubtException(batch.Bid,
+                    $"the commit record of its batch {batch.Bid} was not confirmed durable: {failure.Message}"));
+            }
+        }
+
+        var reason = new TransactionAbortedException(batches[0].Bid, AbortReason.LogWriteFailed, "PACT commits stopped after a failed log write.");
+        foreach (var actor in batches.SelectMany(b => b.Participants).Distinct())
+        {
+            ScheduleOf(actor).AbortAfter(batches[0].Bid - 1, (_, tid) => new TransactionAbortedException(tid, reason.Reason, reason.Message));
+        }
+    }
+
+    /// <summary>Applies the batches at the head that may commit: all complete and, with a log, their records durable.</summary>
+    private void ApplyCommits()
+    {
+        while (_uncommitted.Count > 0)
+        {
+            var (bid, batch) = _uncommitted.First();
+            if (batch.Pending > 0 || (Log.Enabled && !batch.CommitLogged))
+            {
+                return;
+            }
+
+            _uncommitted.Remove(bid);
+            _lastCommittedBid = bid;
+            Volatile.Write(ref _resolvedBid, Math.Max(_resolvedBid, bid));
+            foreach (var actor in batch.Participants)
+            {
+                ScheduleOf(actor).Commit(bid);
+            }
+
+            ForgetDooms(batch);
+            batch.Outcome.TrySetResult(null);
+            _metrics.BatchCommitted(System.Diagnostics.Stopwatch.GetElapsedTime(batch.EmittedAt));
+        }
+    }
+}

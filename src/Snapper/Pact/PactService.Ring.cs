@@ -1,0 +1,155 @@
+using Microsoft.Extensions.Logging;
+using Snapper.Coordination;
+
+namespace Snapper.Pact;
+
+/// <summary>
+/// The coordinator ring (thesis §3.3.2.1-2): the token visits coordinators with work, each turns what it accumulated into
+/// a batch, delivers the sub-batches and passes the token on; an idle ring parks the token.
+/// </summary>
+internal sealed partial class PactService
+{
+    private void Pass(PactToken token, int to) =>
+        ThreadPool.UnsafeQueueUserWorkItem(static state => _ = state.Service.VisitAsync(state.To, state.Token), (Service: this, To: to % _ring.Length, Token: token), preferLocal: false);
+
+    /// <summary>The token arrives at coordinator <paramref name="index"/>: form a batch of what it accumulated, emit it, pass the token on.</summary>
+    private async Task VisitAsync(int index, PactToken token)
+    {
+        var pacts = _ring[index].Drain();
+        if (pacts.Count > 0)
+        {
+            _queueRoom.Release(pacts.Count);
+        }
+
+        if (pacts.Count > 0)
+        {
+            try
+            {
+                if (token.NextTid + pacts.Count > token.RangeEnd)
+                {
+                    var size = Math.Max(MinTidRange, pacts.Count);
+                    token.NextTid = await _grains.GetGrain<ITidSequencerGrain>(0).Reserve(size);
+                    token.RangeEnd = token.NextTid + size;
+                }
+
+                Emit(pacts, token);
+            }
+            catch (Exception exception)
+            {
+                _logger.LogError(exception, "Coordinator {Index} could not order {Count} PACT(s)", index, pacts.Count);
+                foreach (var pact in pacts)
+                {
+                    pact.Ticket.TrySetException(new TransactionAbortedException(0, AbortReason.OrderingFailed,
+                        $"no transaction id could be reserved for it: {exception.Message}; nothing of it ran."));
+                }
+            }
+        }
+
+        PassOn(token, index);
+    }
+
+    /// <summary>
+    /// Passes the token around the ring from <paramref name="from"/> to the next coordinator that has work. A
+    /// coordinator with nothing to batch would only hand the token on, so it is skipped; with no work anywhere the
+    /// token is parked (no thread spins), and the next submission takes it.
+    /// </summary>
+    private void PassOn(PactToken token, int from)
+    {
+        for (var step = 1; step <= _ring.Length; step++)
+        {
+            var next = (from + step) % _ring.Length;
+            if (_ring[next].HasPending)
+            {
+                Pass(token, next);
+                return;
+            }
+        }
+
+        // Parked with a full fence (not a plain volatile write, which may be reordered after the reads below): a
+        // submitter enqueues and then exchanges _parked, this side exchanges _parked and then reads the queues, so at
+        // least one of the two sees the other's write and nobody's PACT waits for the next submission.
+        Interlocked.Exchange(ref _parked, token);
+
+        // A submission that came after the scan, but before the token was parked, found no parked token to
+        // wake: look once more, so it is not left waiting.
+        foreach (var coordinator in _ring)
+        {
+            if (coordinator.HasPending && Interlocked.Exchange(ref _parked, null) is { } again)
+            {
+                Pass(again, coordinator.Index);
+                return;
+            }
+        }
+    }
+
+    private void Emit(List<PendingPact> pacts, PactToken token)
+    {
+        // Withdrawn submissions (they timed out waiting) are not ordered at all.
+        pacts.RemoveAll(pact => pact.Ticket.Task.IsCompleted);
+        if (pacts.Count == 0)
+        {
+            return;
+        }
+
+        if (Volatile.Read(ref _commitStopped))
+        {
+            foreach (var pact in pacts)
+            {
+                pact.Ticket.TrySetException(new TransactionAbortedException(0, AbortReason.LogWriteFailed,
+                    "PACT commits are stopped in this silo after a failed write-ahead log write; restart the silo. Nothing of it ran."));
+            }
+
+            return;
+        }
+
+        var bid = token.NextTid;
+        var subBatches = new Dictionary<GrainId, List<(long Tid, int Accesses)>>();
+        var tickets = new PactTicket[pacts.Count];
+        for (var i = 0; i < pacts.Count; i++)
+        {
+            var tid = token.NextTid++;
+            tickets[i] = new PactTicket(tid, bid);
+            foreach (var (actor, accesses) in pacts[i].AccessInfo.Accesses)
+            {
+                if (!subBatches.TryGetValue(actor, out var list))
+                {
+                    subBatches[actor] = list = new List<(long, int)>();
+                }
+
+                list.Add((tid, accesses));
+            }
+        }
+
+        lock (_gate)
+        {
+            _lastBid = bid;
+            var batch = new PactBatch(bid, bid + pacts.Count - 1, [.. subBatches.Keys]);
+            _uncommitted.Add(bid, batch);
+            _executing[bid] = batch;
+            if (Log.Enabled)
+            {
+                _notCommitting.Enqueue(batch);
+            }
+
+            foreach (var (actor, list) in subBatches)
+            {
+                var prev = token.PrevBid.GetValueOrDefault(actor, -1);
+                token.PrevBid[actor] = bid;
+                _prevBidCount = token.PrevBid.Count;
+                ScheduleOf(actor).Deliver(bid, prev, list);
+            }
+
+            Volatile.Write(ref _deliveredBid, bid);
+        }
+
+        _metrics.BatchEmitted(pacts.Count);
+        for (var i = 0; i < pacts.Count; i++)
+        {
+            if (!pacts[i].Ticket.TrySetResult(tickets[i]))
+            {
+                // Withdrawn after it was drained: nobody will run it, so its batch (and the later ones) must not wait.
+                Abort(tickets[i], new TransactionAbortedException(tickets[i].Tid, AbortReason.OrderingFailed, "it was withdrawn while being ordered."));
+            }
+        }
+    }
+}
