@@ -220,7 +220,8 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         TxnContext context;
         try
         {
-            context = await _runtime.CoordinatorFor(_self).NewAct(_self).WaitAsync(_runtime.Options.ExecutionTimeout);
+            // A grain call, bounded by Orleans' response timeout; its failure reaches the client typed.
+            context = await _runtime.CoordinatorFor(_self).NewAct(_self);
         }
         catch (Exception exception)
         {

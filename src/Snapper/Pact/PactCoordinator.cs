@@ -21,6 +21,17 @@ internal sealed class PactCoordinator(int index)
         return pact;
     }
 
+    /// <summary>Submissions still waiting here after <paramref name="bound"/> (the oldest are at the head).</summary>
+    public IEnumerable<PendingPact> WaitingLongerThan(TimeSpan bound)
+    {
+        if (!_pending.TryPeek(out var oldest) || System.Diagnostics.Stopwatch.GetElapsedTime(oldest.EnqueuedAt) <= bound)
+        {
+            return [];
+        }
+
+        return _pending.Where(pact => System.Diagnostics.Stopwatch.GetElapsedTime(pact.EnqueuedAt) > bound).ToArray();
+    }
+
     /// <summary>Everything accumulated so far, in arrival order.</summary>
     public List<PendingPact> Drain()
     {
@@ -38,6 +49,9 @@ internal sealed class PactCoordinator(int index)
 internal sealed class PendingPact(ActorAccessInfo accessInfo)
 {
     public ActorAccessInfo AccessInfo { get; } = accessInfo;
+
+    /// <summary>When it was submitted (<see cref="System.Diagnostics.Stopwatch"/> ticks), for the ordering bound.</summary>
+    public long EnqueuedAt { get; } = System.Diagnostics.Stopwatch.GetTimestamp();
 
     public TaskCompletionSource<PactTicket> Ticket { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
 }

@@ -74,6 +74,7 @@ internal sealed partial class PactService
     /// </summary>
     private void AbortOverdue()
     {
+        WithdrawStaleSubmissions();
         PactBatch? overdue;
         lock (_gate)
         {

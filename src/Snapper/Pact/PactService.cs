@@ -141,8 +141,8 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
 
     /// <summary>
     /// Submits a PACT to the coordinator its first actor hashes to; completes when the PACT has a tid and its batch was
-    /// emitted. Bounded by ExecutionTimeout: a PACT not ordered by then is withdrawn (or, if it was emitted at that
-    /// very moment, its batch is aborted), and the submission fails with <see cref="AbortReason.OrderingFailed"/>.
+    /// emitted. Bounded by ExecutionTimeout without a timer per PACT: the service's watchdog withdraws submissions
+    /// waiting longer (<see cref="WithdrawStaleSubmissions"/>), which then fail with <see cref="AbortReason.OrderingFailed"/>.
     /// </summary>
     public async Task<PactTicket> SubmitAsync(GrainId root, ActorAccessInfo accessInfo)
     {
@@ -164,19 +164,23 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
             Pass(token, coordinator.Index);
         }
 
-        try
-        {
-            return await pending.Ticket.Task.WaitAsync(_executionTimeout);
-        }
-        catch (TimeoutException)
-        {
-            // Emission completes the ticket only if it was not withdrawn first; a withdrawn PACT's batch is aborted there.
-            if (pending.Ticket.TrySetCanceled())
-            {
-                throw new TransactionAbortedException(0, AbortReason.OrderingFailed, $"it was not ordered within {_executionTimeout}; nothing of it ran.");
-            }
+        return await pending.Ticket.Task;
+    }
 
-            return await pending.Ticket.Task;
+    /// <summary>
+    /// Withdraws submissions that waited longer than ExecutionTimeout to be ordered (a stuck ring): they fail with
+    /// <see cref="AbortReason.OrderingFailed"/>. Emission skips withdrawn ones, or aborts the batch of one withdrawn
+    /// while it was being emitted, so nothing of a withdrawn PACT runs or commits.
+    /// </summary>
+    private void WithdrawStaleSubmissions()
+    {
+        foreach (var coordinator in _ring)
+        {
+            foreach (var pending in coordinator.WaitingLongerThan(_executionTimeout))
+            {
+                pending.Ticket.TrySetException(new TransactionAbortedException(0, AbortReason.OrderingFailed,
+                    $"it was not ordered within {_executionTimeout}; nothing of it ran."));
+            }
         }
     }
 
