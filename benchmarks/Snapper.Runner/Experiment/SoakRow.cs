@@ -6,7 +6,7 @@ namespace Snapper.Runner.Experiment;
 /// <param name="Minute">1 for the first minute.</param>
 /// <param name="Elapsed">Time the row covers (a minute, give or take the previous sample's own time).</param>
 /// <param name="Modes">What each mode's client loops saw in this minute.</param>
-/// <param name="Silo">The silo's transaction counters in this minute, by <see cref="SiloTxnCounts.Key"/>.</param>
+/// <param name="Silo">The silo's transaction counters and log bytes in this minute, by <see cref="SiloCounters.Key"/>.</param>
 /// <param name="Memory">The process's memory at the end of the minute.</param>
 /// <param name="Entries">The <c>snapper.entries.*</c> gauges at the end of the minute, by name without the prefix.</param>
 public sealed record SoakRow(

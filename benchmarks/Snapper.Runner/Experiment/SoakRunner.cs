@@ -24,7 +24,7 @@ public sealed class SoakRunner(IGrainFactory grains, SoakSettings settings, Entr
     public async Task RunAsync(IWorkload workload, IReadOnlyList<BenchmarkMode> modes, Action<SoakRow> report, CancellationToken cancellationToken)
     {
         var counters = modes.Select(mode => KeyValuePair.Create(mode, new ModeCounters())).ToArray();
-        using var silo = new SiloTxnCounts();
+        using var silo = new SiloCounters();
         var memory = new MemoryProbe();
         using var stopping = new CancellationTokenSource();
         var loops = counters.SelectMany((entry, m) => Enumerable.Range(0, settings.Pipelines[entry.Key]).Select(i => Task.Run(async () =>

@@ -9,8 +9,9 @@ namespace Snapper.Runner.Output;
 /// output folder, both rewritten after every minute so that a soak cut short keeps its rows. Columns: minute and the
 /// seconds it covered; committed and aborted transactions per mode as the client loops saw them; committed per
 /// second and their mean latency; aborts by reason (<c>reason=count;...</c>); the silo's own committed and aborted
-/// counts per Snapper mode and its in-doubt count; working set, GC heap at the last collection, heap live after a
-/// forced full collection (all MiB) and collections in the minute; then one column per <c>snapper.entries.*</c> gauge.
+/// counts per Snapper mode and its in-doubt count; the write-ahead log's MiB written in the minute; working set, GC
+/// heap at the last collection, heap live after a forced full collection (all MiB) and collections in the minute;
+/// then one column per <c>snapper.entries.*</c> gauge.
 /// </summary>
 public sealed class SoakOutput(string directory, string title)
 {
@@ -100,11 +101,12 @@ public sealed class SoakOutput(string directory, string title)
         cells["aborts_by_reason"] = string.Join(';', row.AbortsByReason.Select(a => $"{a.Key}={I(a.Value)}"));
         foreach (var mode in Enum.GetNames<TxnMode>().Select(Lower))
         {
-            cells[$"silo_{mode}_committed"] = I(row.Silo.GetValueOrDefault(SiloTxnCounts.Key(mode, "committed")));
-            cells[$"silo_{mode}_aborted"] = I(row.Silo.GetValueOrDefault(SiloTxnCounts.Key(mode, "aborted")));
+            cells[$"silo_{mode}_committed"] = I(row.Silo.GetValueOrDefault(SiloCounters.Key(mode, "committed")));
+            cells[$"silo_{mode}_aborted"] = I(row.Silo.GetValueOrDefault(SiloCounters.Key(mode, "aborted")));
         }
 
         cells["silo_in_doubt"] = I(row.Silo.Where(s => s.Key.EndsWith(".in_doubt", StringComparison.Ordinal)).Sum(s => s.Value));
+        cells["log_mib"] = F(row.Silo.GetValueOrDefault(SiloCounters.LogBytes) / (1024.0 * 1024.0), "F1");
         cells["working_set_mib"] = F(row.Memory.WorkingSetMib, "F1");
         cells["gc_heap_mib"] = F(row.Memory.GcHeapMib, "F1");
         cells["live_heap_mib"] = F(row.Memory.LiveHeapMib, "F1");
