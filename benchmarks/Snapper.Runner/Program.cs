@@ -46,12 +46,18 @@ var loggingOption = new Option<string>("--logging")
 };
 var checkpointOption = new Option<double>("--checkpoint-seconds") { Description = "Checkpoint interval of the settings with checkpoints", DefaultValueFactory = _ => 60 };
 var seedOption = new Option<int>("--seed") { Description = "Seed of the client loops", DefaultValueFactory = _ => 1 };
+var minutesOption = new Option<int?>("--minutes")
+{
+    Description = "Soak instead of epochs: run the modes together on the embedded silo for this many minutes, one point and one --logging " +
+        "setting; every minute a row of transactions, memory and the silo's snapper.entries.* gauges (soak.csv, soak.md in --out)",
+};
 
 var root = new RootCommand("Snapper experiment runner: one workload, several execution modes side by side, CSV and charts.")
 {
     workloadOption, modesOption, actorsOption, txnSizeOption, zipfOption, hotOption, pactPercentOption, warehousesOption, orderPartitionsOption,
     itemsOption, pipelineOption, epochsOption,
     warmupOption, epochSecondsOption, quickOption, outOption, dataOption, clusterOption, loggingOption, checkpointOption, seedOption, replotOption,
+    minutesOption,
 };
 
 root.SetAction(async (parse, cancellationToken) =>
@@ -109,6 +115,22 @@ root.SetAction(async (parse, cancellationToken) =>
     var durabilities = cluster is null
         ? Durabilities(parse.GetValue(loggingOption)!, Path.Combine(dataDirectory, "wal"), TimeSpan.FromSeconds(parse.GetValue(checkpointOption)))
         : [BenchmarkDurability.InMemory with { Name = "cluster" }]; // the cluster's silos decide
+    if (parse.GetValue(minutesOption) is { } minutes)
+    {
+        var soakProblem = SoakProblem(minutes, points.Count, durabilities.Count, cluster, settings, modes,
+            parse.GetValue(epochsOption) ?? parse.GetValue(warmupOption) ?? parse.GetValue(epochSecondsOption));
+        if (soakProblem is not null)
+        {
+            Console.Error.WriteLine(soakProblem);
+            return 2;
+        }
+
+        var soak = new SoakSettings(minutes, modes.ToDictionary(m => m, m => (settings.Pipelines.GetValueOrDefault(m) ?? RunSettings.DefaultPipelines[m])[0]), settings.Seed);
+        var exit = await SoakCommand.RunAsync(points[0], modes, durabilities[0], soak, outDirectory, cancellationToken);
+        await Log.CloseAndFlushAsync();
+        return exit;
+    }
+
     var results = new List<RunResult>();
     var csv = Path.Combine(outDirectory, "results.csv");
     var restartReport = Path.Combine(outDirectory, "restart.txt");
@@ -201,6 +223,46 @@ static IReadOnlyList<BenchmarkDurability> Durabilities(string list, string walFo
         "nofsync" => new BenchmarkDurability(name, Path.Combine(walFolder, name), Fsync: false, checkpointInterval),
         _ => throw new ArgumentException($"Unknown --logging '{name}'; use fsync, fsync-nockpt, nofsync or off."),
     }).ToArray();
+
+// A soak runs one configuration for a long time: sweeps, epochs and a remote cluster (whose memory and gauges live
+// in other processes) do not apply.
+static string? SoakProblem(int minutes, int points, int durabilities, int? cluster, RunSettings settings, BenchmarkMode[] modes, object? epochOption)
+{
+    if (minutes < 1)
+    {
+        return "--minutes must be at least 1.";
+    }
+
+    if (cluster is not null)
+    {
+        return "--minutes needs the embedded silo: the memory and the gauges it samples are the silo's process's.";
+    }
+
+    if (points > 1 || durabilities > 1)
+    {
+        return "--minutes runs one parameter point and one --logging setting; give no lists.";
+    }
+
+    if (epochOption is not null)
+    {
+        return "--epochs, --warmup and --epoch-seconds do not apply to --minutes.";
+    }
+
+    if (modes.Distinct().Count() != modes.Length)
+    {
+        return "--modes names a mode twice.";
+    }
+
+    foreach (var mode in modes)
+    {
+        if ((settings.Pipelines.GetValueOrDefault(mode) ?? RunSettings.DefaultPipelines[mode]).Length != 1)
+        {
+            return $"--minutes keeps one pipeline per mode; {mode} has several.";
+        }
+    }
+
+    return null;
+}
 
 static int[] Ints(string list) => list.Split(',', StringSplitOptions.RemoveEmptyEntries).Select(v => int.Parse(v, CultureInfo.InvariantCulture)).ToArray();
 
