@@ -39,6 +39,6 @@ public sealed class EntryPointTests(ClusterFixture fixture)
         await Assert.ThrowsAsync<SnapperEntryPointException>(() => participant.Prepare(1, -1));
         await Assert.ThrowsAsync<SnapperEntryPointException>(() => participant.Commit(1, -1));
         await Assert.ThrowsAsync<SnapperEntryPointException>(() => participant.Abort(1));
-        await Assert.ThrowsAsync<SnapperEntryPointException>(() => participant.Resolve(1));
+        await Assert.ThrowsAsync<SnapperEntryPointException>(() => participant.Resolve(1, participant.GetGrainId()));
     }
 }

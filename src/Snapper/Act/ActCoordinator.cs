@@ -96,17 +96,28 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
         {
             Self.RememberOutcome(txn.Tid, TxnOutcome.Committed);
             Runtime.Metrics.CommitsSent(writers.Length);
+            var commits = writers.Select(p => Runtime.Participant(p).Commit(txn.Tid, txn.MaxBeforeBid)).ToArray();
             try
             {
-                await Task.WhenAll(writers.Select(p => Runtime.Participant(p).Commit(txn.Tid, txn.MaxBeforeBid))).WaitAsync(Runtime.Options.PrepareTimeout);
-                core.Ended.Forget(txn.Tid);
-                Runtime.Log.Acknowledged(txn.Tid);
+                await Task.WhenAll(commits).WaitAsync(Runtime.Options.PrepareTimeout);
             }
             catch (Exception exception)
             {
+                core.Logger.LogDebug(exception, "Commit of transaction {Tid}: not every participant acknowledged", txn.Tid);
+            }
+
+            if (commits.All(c => c.IsCompletedSuccessfully))
+            {
+                core.Ended.Forget(txn.Tid);
+                Runtime.Log.Acknowledged(txn.Tid);
+            }
+            else
+            {
                 // Committed regardless: a participant that missed the message asks this actor (Resolve), which answers
-                // from memory, or from the log's record of commits not acknowledged by every participant.
-                core.Logger.LogWarning(exception, "Commit of transaction {Tid} not acknowledged by every participant; they will resolve it", txn.Tid);
+                // from memory, or from the log's record of commits not acknowledged by every participant; the commit is
+                // closed when the last of them has asked.
+                core.Ended.AwaitAcknowledgements(txn.Tid, writers.Where((_, i) => !commits[i].IsCompletedSuccessfully));
+                core.Logger.LogWarning("Commit of transaction {Tid} not acknowledged by every participant; they will resolve it", txn.Tid);
             }
         }
 

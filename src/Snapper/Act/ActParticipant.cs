@@ -193,7 +193,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
     /// not yet acknowledged by every participant (it outlives memory pruning and silo restarts); a transaction none of
     /// them knows was never committed (presumed abort: a commit stays in that record until every participant acknowledged it).
     /// </summary>
-    public Task<TxnOutcome> Resolve(long tid)
+    public Task<TxnOutcome> Resolve(long tid, GrainId participant)
     {
         if (core.Transactions.TryGetValue(tid, out var txn))
         {
@@ -211,6 +211,13 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
 
         if (core.Ended.TryGet(tid, out var outcome))
         {
+            if (outcome == TxnOutcome.Committed && core.Ended.Acknowledge(tid, participant))
+            {
+                // The last participant that missed the commit message has it now: the commit is closed.
+                core.Ended.Forget(tid);
+                Runtime.Log.Acknowledged(tid);
+            }
+
             return Task.FromResult(outcome);
         }
 
@@ -252,7 +259,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
     {
         try
         {
-            var outcome = await Runtime.Participant(txn.Context.Root).Resolve(txn.Tid).WaitAsync(Runtime.Options.PrepareTimeout);
+            var outcome = await Runtime.Participant(txn.Context.Root).Resolve(txn.Tid, core.Self).WaitAsync(Runtime.Options.PrepareTimeout);
 
             // A later activation may own the core by now; it asks again itself.
             if (core.IsOwnedBy(activation) && txn.Phase == ActorTxnPhase.Prepared)

@@ -24,5 +24,5 @@ internal interface IActParticipant : IGrain
     /// Asked of a transaction's first actor by a prepared participant that has waited too long for the
     /// decision. An undecided transaction is decided as aborted by this question.
     /// </summary>
-    Task<TxnOutcome> Resolve(long tid);
+    Task<TxnOutcome> Resolve(long tid, GrainId participant);
 }

@@ -9,9 +9,26 @@ internal sealed class RecentOutcomes
 {
     private readonly Dictionary<long, (TxnOutcome Outcome, long At)> _outcomes = new();
 
+    // Commits some participants have not acknowledged yet: who is still to hear it.
+    private readonly Dictionary<long, HashSet<GrainId>> _unacknowledged = new();
+
     public void Record(long tid, TxnOutcome outcome) => _outcomes[tid] = (outcome, Environment.TickCount64);
 
-    public void Forget(long tid) => _outcomes.Remove(tid);
+    /// <summary>Remembers that <paramref name="participants"/> have not acknowledged the commit of <paramref name="tid"/>.</summary>
+    public void AwaitAcknowledgements(long tid, IEnumerable<GrainId> participants) => _unacknowledged[tid] = [.. participants];
+
+    /// <summary>
+    /// <paramref name="participant"/> learned the commit of <paramref name="tid"/> (it asked); returns true when it was
+    /// the last one still to hear it.
+    /// </summary>
+    public bool Acknowledge(long tid, GrainId participant) =>
+        _unacknowledged.TryGetValue(tid, out var waiting) && waiting.Remove(participant) && waiting.Count == 0 && _unacknowledged.Remove(tid);
+
+    public void Forget(long tid)
+    {
+        _outcomes.Remove(tid);
+        _unacknowledged.Remove(tid);
+    }
 
     public bool TryGet(long tid, out TxnOutcome outcome)
     {
@@ -29,7 +46,9 @@ internal sealed class RecentOutcomes
         {
             if (entry.At < cutoff)
             {
+                // The log's open commits still answer for it (see ActParticipant.Resolve).
                 _outcomes.Remove(tid);
+                _unacknowledged.Remove(tid);
             }
         }
     }

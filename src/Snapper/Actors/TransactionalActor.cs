@@ -400,7 +400,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
 
     Task IActParticipant.Abort(long tid) => Participant.Abort(tid);
 
-    Task<TxnOutcome> IActParticipant.Resolve(long tid) => Participant.Resolve(tid);
+    Task<TxnOutcome> IActParticipant.Resolve(long tid, GrainId participant) => Participant.Resolve(tid, participant);
 
     /// <summary>
     /// Snapper's own entry points (a call inside a transaction, and 2PC) are for transactional actors only: a call

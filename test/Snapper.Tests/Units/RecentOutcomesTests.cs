@@ -1,0 +1,35 @@
+using Snapper.Act;
+using Xunit;
+
+namespace Snapper.Tests.Units;
+
+/// <summary>A first actor's memory of commits some participants missed: closed when the last of them asked.</summary>
+public sealed class RecentOutcomesTests
+{
+    private static readonly GrainId P1 = GrainId.Create("account", "1");
+    private static readonly GrainId P2 = GrainId.Create("account", "2");
+
+    [Fact]
+    public void A_commit_is_closed_only_when_every_participant_that_missed_it_has_asked()
+    {
+        var outcomes = new RecentOutcomes();
+        outcomes.Record(7, TxnOutcome.Committed);
+        outcomes.AwaitAcknowledgements(7, [P1, P2]);
+
+        Assert.False(outcomes.Acknowledge(7, P1));
+        Assert.False(outcomes.Acknowledge(7, P1)); // asking twice counts once
+        Assert.True(outcomes.Acknowledge(7, P2));
+        Assert.False(outcomes.Acknowledge(7, P2));
+        Assert.True(outcomes.TryGet(7, out var outcome));
+        Assert.Equal(TxnOutcome.Committed, outcome);
+    }
+
+    [Fact]
+    public void A_commit_every_participant_acknowledged_is_never_closed_by_a_question()
+    {
+        var outcomes = new RecentOutcomes();
+        outcomes.Record(8, TxnOutcome.Committed);
+
+        Assert.False(outcomes.Acknowledge(8, P1));
+    }
+}
