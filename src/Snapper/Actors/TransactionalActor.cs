@@ -35,7 +35,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     private Actors.SnapperRuntime _runtime = null!;
     private Actors.TransactionalMethodTable _methods = null!;
     private Actors.ActorCore<TState> _core = null!;
-    private Actors.ActorCore<TState>? _rehydrated;
+    private (TState State, long Seq)? _rehydrated;
     private GrainId _self;
     private IGrainTimer? _watchdog;
 
@@ -57,9 +57,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         // The first activation of this actor in the silo creates its core from what it brought along (migration),
         // what recovery read from the log, or a fresh state; every later one continues with the same core. Orleans
         // keeps one activation of the actor at a time, so the factory never runs twice for it.
-        _core = _rehydrated is { } moved
-            ? _runtime.Actors.GetOrAdd(_self, () => moved)
-            : _runtime.Actors.GetOrAdd(_self, CreateCore);
+        _core = _runtime.Actors.GetOrAdd(_self, CreateCore);
         _rehydrated = null;
         _core.Adopt(this, EnsureWatchdog);
         return base.OnActivateAsync(cancellationToken);
@@ -67,9 +65,14 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
 
     private Actors.ActorCore<TState> CreateCore()
     {
+        var logger = ServiceProvider.GetRequiredService<ILoggerFactory>().CreateLogger(GetType());
+        if (_rehydrated is { } moved)
+        {
+            return new Actors.ActorCore<TState>(_self, _runtime, logger, moved.State, moved.Seq);
+        }
+
         var recovered = _runtime.Log.Enabled ? _runtime.Log.Recovered(_self) : null;
         var initial = recovered?.State is { } logged ? _runtime.Deserialize<TState>(logged) : CreateInitialState();
-        var logger = ServiceProvider.GetRequiredService<ILoggerFactory>().CreateLogger(GetType());
         return new Actors.ActorCore<TState>(_self, _runtime, logger, initial, recovered?.MaxSeq ?? 0);
     }
 
@@ -435,11 +438,11 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
 
     void IGrainMigrationParticipant.OnRehydrate(IRehydrationContext rehydrationContext)
     {
+        // Only the state is taken here; the core is made in OnActivateAsync, and only if this silo has none for the
+        // actor (making one attaches it to the actor's schedule).
         if (rehydrationContext.TryGetValue<(byte[] State, long Seq)>(MigratedStateKey, out var moved))
         {
-            var runtime = ServiceProvider.GetRequiredService<Actors.SnapperRuntime>();
-            var logger = ServiceProvider.GetRequiredService<ILoggerFactory>().CreateLogger(GetType());
-            _rehydrated = new Actors.ActorCore<TState>(this.GetGrainId(), runtime, logger, runtime.Deserialize<TState>(moved.State), moved.Seq);
+            _rehydrated = (ServiceProvider.GetRequiredService<Actors.SnapperRuntime>().Deserialize<TState>(moved.State), moved.Seq);
         }
     }
 

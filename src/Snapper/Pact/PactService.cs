@@ -67,6 +67,9 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     private readonly bool _skipHybridGate;
     private readonly TimeSpan _logWriteTimeout;
     private readonly int _queueCapacity;
+
+    // The size of the token's prev_bid map as of the last emission (the token itself may be in flight), for the gauge.
+    private int _prevBidCount;
     private readonly SemaphoreSlim _queueRoom;
     private readonly HybridScheduling _hybrid;
     // Bids in (From, To] were aborted; the oldest ranges are forgotten beyond a bound, and a bid at or below
@@ -130,8 +133,6 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
             }
         }
     }
-
-    private int _prevBidCount;
 
     /// <summary>Every batch with a bid at or below this is committed or aborted.</summary>
     public long ResolvedBid => Volatile.Read(ref _resolvedBid);

@@ -28,24 +28,21 @@ public enum Ending
 /// </summary>
 public sealed class ActivationEndTests : IAsyncLifetime
 {
-    private readonly string _folder = Path.Combine(Path.GetTempPath(), "snapper-tests", Guid.NewGuid().ToString("N"));
+    private readonly Durability.TemporaryFolder _folder = new();
     private InProcessTestCluster _memory = null!;
     private InProcessTestCluster _logged = null!;
 
     public async Task InitializeAsync()
     {
         _memory = await ClusterFixture.StartAsync(_ => { });
-        _logged = await ClusterFixture.StartAsync(o => o.DataFolder = _folder);
+        _logged = await ClusterFixture.StartAsync(o => o.DataFolder = _folder.Path);
     }
 
     public async Task DisposeAsync()
     {
         await _memory.DisposeAsync();
         await _logged.DisposeAsync();
-        if (Directory.Exists(_folder))
-        {
-            Directory.Delete(_folder, recursive: true);
-        }
+        _folder.Dispose();
     }
 
     private InProcessTestCluster Cluster(bool logged) => logged ? _logged : _memory;

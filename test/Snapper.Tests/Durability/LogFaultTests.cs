@@ -13,19 +13,13 @@ namespace Snapper.Tests.Durability;
 /// </summary>
 public sealed class LogFaultTests : IDisposable
 {
-    private readonly string _folder = Path.Combine(Path.GetTempPath(), "snapper-tests", Guid.NewGuid().ToString("N"));
+    private readonly TemporaryFolder _data = new();
 
-    public void Dispose()
-    {
-        if (Directory.Exists(_folder))
-        {
-            Directory.Delete(_folder, recursive: true);
-        }
-    }
+    public void Dispose() => _data.Dispose();
 
     private Task<InProcessTestCluster> StartAsync(SnapperTestHooks? hooks = null, Action<SnapperOptions>? configure = null) => ClusterFixture.StartAsync(o =>
     {
-        o.DataFolder = _folder;
+        o.DataFolder = _data.Path;
         o.CheckpointInterval = TimeSpan.Zero;
         o.LogWriteTimeout = TimeSpan.FromSeconds(1);
         configure?.Invoke(o);

@@ -10,19 +10,13 @@ namespace Snapper.Tests.Durability;
 /// </summary>
 public sealed class RestartTests : IDisposable
 {
-    private readonly string _folder = Path.Combine(Path.GetTempPath(), "snapper-tests", Guid.NewGuid().ToString("N"));
+    private readonly TemporaryFolder _data = new();
 
-    public void Dispose()
-    {
-        if (Directory.Exists(_folder))
-        {
-            Directory.Delete(_folder, recursive: true);
-        }
-    }
+    public void Dispose() => _data.Dispose();
 
     private Task<InProcessTestCluster> StartAsync(TimeSpan? checkpointInterval = null, int loggers = 1) => ClusterFixture.StartAsync(o =>
     {
-        o.DataFolder = _folder;
+        o.DataFolder = _data.Path;
         o.Loggers = loggers;
         o.CheckpointInterval = checkpointInterval ?? o.CheckpointInterval;
     });
@@ -81,7 +75,7 @@ public sealed class RestartTests : IDisposable
             Assert.Equal([90m, 80m, 130m, 100m], after.Select(s => s.Balance));
         }
 
-        Assert.Equal(checkpointMilliseconds > 0, Directory.GetFiles(_folder, "checkpoint-*.ckpt").Length > 0);
+        Assert.Equal(checkpointMilliseconds > 0, Directory.GetFiles(_data.Path, "checkpoint-*.ckpt").Length > 0);
     }
 
     [Fact]
