@@ -19,6 +19,7 @@ internal sealed class SnapperRuntime(
     PactService pacts,
     Logging.WriteAheadLog log,
     ActorDirectory actors,
+    ActTidSource actTids,
     SnapperTestHooks testHooks)
 {
     public SnapperOptions Options { get; } = options.Value;
@@ -51,9 +52,8 @@ internal sealed class SnapperRuntime(
     /// <summary>An actor state read back from the log.</summary>
     public T Deserialize<T>(byte[] bytes) => (T)serializer.Deserialize<object>(bytes)!;
 
-    /// <summary>The coordinator an actor asks for tids: chosen by hashing the actor's id (thesis §3.3.1.2).</summary>
-    public ICoordinatorGrain CoordinatorFor(GrainId actor) =>
-        grainFactory.GetGrain<ICoordinatorGrain>(actor.GetUniformHashCode() % (uint)Options.Coordinators);
+    /// <summary>ACT tids of this silo, from ranges reserved at the cluster's sequencer.</summary>
+    public ActTidSource ActTids { get; } = actTids;
 
     public IActParticipant Participant(GrainId actor) => grainFactory.GetGrain<IActParticipant>(actor);
 

@@ -28,6 +28,7 @@ namespace Snapper;
 /// schedule in <see cref="Scheduling.ActorSchedule"/>.
 /// </remarks>
 [Reentrant]
+[Cluster.TransactionalActorPlacement]
 public abstract partial class TransactionalActor<TState> : Grain, ITransactionalActor, Actors.IActorCallee, IActParticipant, IIncomingGrainCallFilter, IGrainMigrationParticipant
     where TState : class, new()
 {
@@ -223,8 +224,9 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         TxnContext context;
         try
         {
-            // A grain call, bounded by Orleans' response timeout; its failure reaches the client typed.
-            context = await _runtime.CoordinatorFor(_self).NewAct(_self);
+            // From the silo's reserved range; refilling it is a grain call, bounded by Orleans' response timeout, and its
+            // failure reaches the client typed.
+            context = new TxnContext(await _runtime.ActTids.NextAsync(), TxnMode.Act, _self);
         }
         catch (Exception exception)
         {

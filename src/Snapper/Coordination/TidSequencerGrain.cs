@@ -10,6 +10,7 @@ namespace Snapper.Coordination;
 /// share an id with a logged one even if the clock went back.
 /// </summary>
 [KeepAlive]
+[Cluster.MasterPlacement]
 internal sealed class TidSequencerGrain(TimeProvider time, WriteAheadLog log) : Grain, ITidSequencerGrain
 {
     private const int ClockShift = 16;

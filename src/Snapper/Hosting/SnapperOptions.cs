@@ -10,10 +10,42 @@ public sealed class SnapperOptions
     /// <summary>The configuration section name used by convention: "Snapper".</summary>
     public const string SectionName = "Snapper";
 
-    /// <summary>Number of coordinator grains that hand out tids. Default: 2 per processor, at least 2.</summary>
+    /// <summary>
+    /// This silo's part in a cluster (thesis §4.2): <see cref="SiloRole.Embedded"/> (the default) does everything in one
+    /// silo; a SnapperD cluster has one <see cref="SiloRole.Master"/> and <see cref="Workers"/> silos of role
+    /// <see cref="SiloRole.Worker"/>, each with its own <see cref="WorkerIndex"/> and data folder.
+    /// </summary>
+    public SiloRole Role { get; set; } = SiloRole.Embedded;
+
+    /// <summary>
+    /// Worker silos in the cluster (master and workers must agree). Actors are placed on workers by their id's hash modulo
+    /// this number, unless an <see cref="Cluster.IActorPlacement"/> says otherwise, so an actor always returns to the same
+    /// worker and its log. Default: 1.
+    /// </summary>
+    public int Workers { get; set; } = 1;
+
+    /// <summary>A worker's number, from 0 to <see cref="Workers"/> - 1, unique in the cluster. Ignored on other roles.</summary>
+    public int WorkerIndex { get; set; }
+
+    /// <summary>
+    /// Whether a worker votes for a global batch that follows other global batches it already voted for without waiting
+    /// for their commit (thesis §4.2.3.4, the commit shortcut): the master commits global batches in order, so their
+    /// outcomes cannot contradict. Off, a worker votes for a global batch only once every earlier local batch has
+    /// committed. Default: true.
+    /// </summary>
+    public bool GlobalCommitShortcut { get; set; } = true;
+
+    /// <summary>
+    /// Longest the master gathers global PACTs into one batch (thesis §4.2.3.3, tuned batching): zero emits whatever
+    /// arrived while the previous batch was being emitted; a few milliseconds make fewer, larger global batches, each
+    /// costing the workers one commit round trip to the master. Default: zero.
+    /// </summary>
+    public TimeSpan GlobalBatchInterval { get; set; } = TimeSpan.Zero;
+
+    /// <summary>Coordinators in a silo's PACT ring (thesis §3.3.2.1): each gathers the PACTs of the actors hashed to it while the token is elsewhere. Default: 2 per processor, at least 2.</summary>
     public int Coordinators { get; set; } = Math.Max(2, 2 * Environment.ProcessorCount);
 
-    /// <summary>How many ACT tids a coordinator reserves at a time. Default: 1,000.</summary>
+    /// <summary>How many ACT tids a silo reserves at the tid sequencer at a time. Default: 1,000.</summary>
     public int ActTidRangeSize { get; set; } = 1_000;
 
     /// <summary>Longest an ACT waits for a lock before it aborts with <see cref="AbortReason.LockTimeout"/>. Default: 5 s.</summary>

@@ -2,6 +2,7 @@ using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.DependencyInjection.Extensions;
 using Microsoft.Extensions.Options;
+using Orleans.Runtime.MembershipService.SiloMetadata;
 using Snapper.Actors;
 using Snapper.Diagnostics;
 using Snapper.Logging;
@@ -21,7 +22,9 @@ public static class SnapperSiloBuilderExtensions
             builder.Services.Configure(configure);
         }
 
-        return builder;
+        var announced = new SnapperOptions();
+        configure?.Invoke(announced);
+        return AnnounceRole(builder, announced);
     }
 
     /// <summary>Adds Snapper with settings bound from <paramref name="configuration"/> (usually the "Snapper" section).</summary>
@@ -29,7 +32,29 @@ public static class SnapperSiloBuilderExtensions
     {
         AddServices(builder.Services);
         builder.Services.Configure<SnapperOptions>(configuration);
-        return builder;
+        var announced = new SnapperOptions();
+        configuration.Bind(announced);
+        return AnnounceRole(builder, announced);
+    }
+
+    /// <summary>
+    /// A master or worker announces its role (and worker index) in Orleans' silo metadata, which every silo of the cluster
+    /// caches; Snapper's placement director finds the master and each worker there (<see cref="Cluster.ClusterRoster"/>).
+    /// </summary>
+    private static ISiloBuilder AnnounceRole(ISiloBuilder builder, SnapperOptions options)
+    {
+        if (options.Role == SiloRole.Embedded)
+        {
+            return builder;
+        }
+
+        var metadata = new Dictionary<string, string> { [Cluster.ClusterRoster.MetadataKeys.Role] = options.Role.ToString() };
+        if (options.Role == SiloRole.Worker)
+        {
+            metadata[Cluster.ClusterRoster.MetadataKeys.Worker] = options.WorkerIndex.ToString(System.Globalization.CultureInfo.InvariantCulture);
+        }
+
+        return builder.UseSiloMetadata(metadata);
     }
 
     private static void AddServices(IServiceCollection services)
@@ -53,8 +78,15 @@ public static class SnapperSiloBuilderExtensions
         services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>>(sp => sp.GetRequiredService<WriteAheadLog>());
         services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>, TransactionalActorClassCheck>();
         services.TryAddSingleton<SnapperRuntime>();
+        services.TryAddSingleton<Coordination.ActTidSource>();
         services.TryAddSingleton<ActorDirectory>();
         services.TryAddSingleton<SnapperTestHooks>();
+        services.TryAddSingleton<Cluster.ActorPlacementMap>();
+        services.TryAddSingleton<Cluster.ClusterRoster>();
+        services.TryAddSingleton<Cluster.SnapperPlacementDirector>();
+        services.AddPlacementDirector<Cluster.TransactionalActorPlacement>(sp => sp.GetRequiredService<Cluster.SnapperPlacementDirector>());
+        services.AddPlacementDirector<Cluster.MasterPlacement>(sp => sp.GetRequiredService<Cluster.SnapperPlacementDirector>());
+        services.AddPlacementDirector<Cluster.WorkerPlacement>(sp => sp.GetRequiredService<Cluster.SnapperPlacementDirector>());
     }
 
     /// <summary>Marks a service collection that <see cref="AddServices"/> has filled.</summary>
