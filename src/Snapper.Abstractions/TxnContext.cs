@@ -23,4 +23,13 @@ public sealed record TxnContext
 
     /// <summary>The first actor of the transaction, which coordinates its commit.</summary>
     [Id(2)] public GrainId Root { get; private init; }
+
+    /// <summary>
+    /// For a PACT spanning workers of a cluster, its global batch id (positive: ids come from a clock-floored sequence); 0
+    /// otherwise. Each worker maps it to the local batch its part runs in (thesis §4.2.3.2).
+    /// </summary>
+    [Id(3)] internal long GlobalBid { get; init; }
+
+    /// <summary>For a PACT spanning workers, the workers its declaration touches (bit k: worker k), so a worker it does not touch refuses a call at once.</summary>
+    [Id(4)] internal long GlobalWorkers { get; init; }
 }

@@ -35,10 +35,11 @@ public class ClusterFixture : IAsyncLifetime
         StartAsync(configure, hooks: null, configureSilo: configureSilo);
 
     /// <summary>The same, with test-only switches and fault injection (<paramref name="hooks"/>) and <paramref name="silos"/> silos.</summary>
-    internal static async Task<InProcessTestCluster> StartAsync(Action<SnapperOptions> configure, SnapperTestHooks? hooks, int silos = 1, Action<ISiloBuilder>? configureSilo = null)
+    internal static async Task<InProcessTestCluster> StartAsync(Action<SnapperOptions> configure, SnapperTestHooks? hooks, int silos = 1,
+        Action<ISiloBuilder>? configureSilo = null, Action<string, SnapperOptions>? configureBySiloName = null)
     {
         var builder = new InProcessTestClusterBuilder((short)silos);
-        builder.ConfigureSilo((_, silo) =>
+        builder.ConfigureSilo((siloOptions, silo) =>
         {
             if (hooks is not null)
             {
@@ -55,6 +56,7 @@ public class ClusterFixture : IAsyncLifetime
                 o.DecisionTimeout = TimeSpan.FromSeconds(2);
                 o.OutcomeRetention = TimeSpan.FromSeconds(30);
                 configure(o);
+                configureBySiloName?.Invoke(siloOptions.SiloName, o);
             });
 
             // The actor classes Snapper must refuse are grain classes of this assembly like every other, so Orleans

@@ -12,4 +12,11 @@ internal static class SnapperEntryPoints
 {
     public static bool IsInternal(MethodInfo? method) =>
         method?.DeclaringType is { } type && (type == typeof(IActorCallee) || type == typeof(IActParticipant));
+
+    /// <summary>
+    /// Whether a call came from inside a silo of the cluster: from a grain, or from a silo's runtime outside any grain
+    /// (Orleans gives such calls the silo's hosted client as sender, "hosted-" followed by the silo address).
+    /// </summary>
+    public static bool IsFromSilo(GrainId? source) =>
+        source is { } id && (!id.IsClient() || id.Key.ToString().StartsWith("hosted-", StringComparison.Ordinal));
 }

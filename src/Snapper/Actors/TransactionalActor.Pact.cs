@@ -29,7 +29,7 @@ public abstract partial class TransactionalActor<TState>
 
         // Taken before this PACT can finish, so that a commit racing with the lines below is not missed.
         var outcome = pacts.OutcomeAsync(ticket);
-        var context = new TxnContext(ticket.Tid, TxnMode.Pact, _self);
+        var context = new TxnContext(ticket.Tid, TxnMode.Pact, _self) { GlobalBid = Math.Max(0, ticket.Gbid), GlobalWorkers = ticket.Workers };
         var run = RunPactMethodAsync(context, method, input);
         if (await Task.WhenAny(run, outcome) != run)
         {
@@ -43,7 +43,7 @@ public abstract partial class TransactionalActor<TState>
         if (failure is null)
         {
             Schedule.Exit(ticket.Tid);
-            if (!pacts.Finish(ticket.Tid, accessInfo))
+            if (!await pacts.FinishAsync(ticket, accessInfo))
             {
                 failure = new TransactionAbortedException(ticket.Tid, AbortReason.UnawaitedCall,
                     "its first method returned while a call it made was still running; await every CallActor.");
@@ -95,6 +95,12 @@ public abstract partial class TransactionalActor<TState>
         Task turn;
         try
         {
+            if (context.GlobalBid > 0)
+            {
+                // The call may have outrun the global batch's sub-batch to this worker.
+                await _runtime.Ordering.WhenGlobalMergedAsync(context);
+            }
+
             turn = Schedule.EnterAsync(context.Tid);
         }
         catch (TransactionAbortedException refused)

@@ -20,7 +20,7 @@ public sealed class SnapperOptions
     /// <summary>
     /// Worker silos in the cluster (master and workers must agree). Actors are placed on workers by their id's hash modulo
     /// this number, unless an <see cref="Cluster.IActorPlacement"/> says otherwise, so an actor always returns to the same
-    /// worker and its log. Default: 1.
+    /// worker and its log. At most 64. Default: 1.
     /// </summary>
     public int Workers { get; set; } = 1;
 

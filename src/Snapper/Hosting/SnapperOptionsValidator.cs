@@ -48,9 +48,10 @@ internal sealed class SnapperOptionsValidator : IValidateOptions<SnapperOptions>
             errors.Add($"{nameof(SnapperOptions.DataFolder)} must be a path, or null to run without a write-ahead log.");
         }
 
-        if (options.Role != SiloRole.Embedded && options.Workers < 1)
+        if (options.Role != SiloRole.Embedded && options.Workers is < 1 or > 64)
         {
-            errors.Add($"{nameof(SnapperOptions.Workers)} must be at least 1 in a cluster (was {options.Workers}).");
+            // A global PACT's context names the workers it touches in one 64-bit mask.
+            errors.Add($"{nameof(SnapperOptions.Workers)} must be from 1 to 64 in a cluster (was {options.Workers}).");
         }
 
         if (options.Role == SiloRole.Worker && (options.WorkerIndex < 0 || options.WorkerIndex >= options.Workers))

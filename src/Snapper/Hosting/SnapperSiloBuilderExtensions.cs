@@ -84,6 +84,7 @@ public static class SnapperSiloBuilderExtensions
         services.TryAddSingleton<Cluster.ActorPlacementMap>();
         services.TryAddSingleton<Cluster.ClusterRoster>();
         services.TryAddSingleton<Cluster.SnapperPlacementDirector>();
+        services.TryAddSingleton<Cluster.GlobalPactService>();
         services.AddPlacementDirector<Cluster.TransactionalActorPlacement>(sp => sp.GetRequiredService<Cluster.SnapperPlacementDirector>());
         services.AddPlacementDirector<Cluster.MasterPlacement>(sp => sp.GetRequiredService<Cluster.SnapperPlacementDirector>());
         services.AddPlacementDirector<Cluster.WorkerPlacement>(sp => sp.GetRequiredService<Cluster.SnapperPlacementDirector>());

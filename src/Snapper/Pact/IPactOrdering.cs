@@ -15,7 +15,13 @@ internal interface IPactOrdering
     Task<SnapperException?> OutcomeAsync(PactTicket ticket);
 
     /// <summary>The PACT's first method returned: releases unused declared accesses; false if a method of it still runs somewhere.</summary>
-    bool Finish(long tid, ActorAccessInfo accessInfo);
+    ValueTask<bool> FinishAsync(PactTicket ticket, ActorAccessInfo accessInfo);
+
+    /// <summary>
+    /// Completes when the global batch of a call's PACT is merged into this worker's order (the call may have outrun it);
+    /// fails with <see cref="AbortReason.UndeclaredAccess"/> at once if the PACT declared nothing on this worker.
+    /// </summary>
+    Task WhenGlobalMergedAsync(TxnContext context);
 
     /// <summary>The PACT failed: its batch and every later uncommitted one abort.</summary>
     void Abort(PactTicket failed, TransactionAbortedException reason);

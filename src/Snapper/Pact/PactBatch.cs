@@ -10,6 +10,23 @@ internal sealed class PactBatch(long bid, long lastTid, GrainId[] participants)
 
     public GrainId[] Participants { get; } = participants;
 
+    /// <summary>For a worker's part of a global batch: its gbid (else -1). Its PACTs keep their global tids (<see cref="GlobalTids"/>).</summary>
+    public long Gbid { get; init; } = -1;
+
+    public bool IsGlobal => Gbid >= 0;
+
+    /// <summary>The global tids of a global part's PACTs (null for a local batch, whose tids are <see cref="Bid"/>..<see cref="LastTid"/>).</summary>
+    public long[]? GlobalTids { get; init; }
+
+    /// <summary>A global part this worker voted for: only the master decides it now, so a local abort leaves it alone.</summary>
+    public bool Voted { get; set; }
+
+    /// <summary>The master committed this global part; it commits here in bid order like a local batch.</summary>
+    public bool GloballyCommitted { get; set; }
+
+    /// <summary>Whether it may commit here once every earlier batch has: complete, and for a global part decided by the master.</summary>
+    public bool ReadyToCommit => Pending == 0 && (!IsGlobal || GloballyCommitted);
+
     /// <summary>When the batch was emitted (<see cref="System.Diagnostics.Stopwatch"/> ticks), for the execution bound and the commit lag.</summary>
     public long EmittedAt { get; } = System.Diagnostics.Stopwatch.GetTimestamp();
 

@@ -34,7 +34,7 @@ internal sealed partial class PactService
             try
             {
                 var written = Log.AppendStateAsync(actor, LogRecord.StateWritten(LoggedTxnKind.Batch, bid, actor, seq, _serializer.SerializeToArray(version)));
-                if (Log.StatesDurableBeforeVote)
+                if (Log.StatesDurableBeforeVote || IsGlobalPart(bid))
                 {
                     await written.WaitAsync(_logWriteTimeout);
                 }
@@ -78,7 +78,8 @@ internal sealed partial class PactService
         PactBatch? overdue;
         lock (_gate)
         {
-            overdue = _uncommitted.Count > 0 ? _uncommitted.First().Value : null;
+            // A voted global part waits for the master, whose own watchdog bounds it; the first batch this worker decides is checked.
+            overdue = _uncommitted.Values.FirstOrDefault(b => !b.Committing && !b.Voted);
         }
 
         if (overdue is not null && !overdue.Committing && System.Diagnostics.Stopwatch.GetElapsedTime(overdue.EmittedAt) > _executionTimeout)
@@ -101,6 +102,7 @@ internal sealed partial class PactService
         if (!Log.Enabled)
         {
             ApplyCommits();
+            VoteReadyGlobalParts();
             return;
         }
 
@@ -110,7 +112,7 @@ internal sealed partial class PactService
         }
 
         List<PactBatch>? ready = null;
-        while (_notCommitting.TryPeek(out var batch) && batch.Pending == 0)
+        while (_notCommitting.TryPeek(out var batch) && batch.ReadyToCommit)
         {
             _notCommitting.Dequeue();
             batch.Committing = true;
@@ -121,7 +123,12 @@ internal sealed partial class PactService
         {
             _ = LogThenCommitAsync(ready);
         }
+
+        VoteReadyGlobalParts();
     }
+
+    /// <summary>Whether <paramref name="bid"/> is a global part (its states must be durable before this worker votes).</summary>
+    private bool IsGlobalPart(long bid) => _executing.TryGetValue(bid, out var batch) && batch.IsGlobal;
 
     private async Task LogThenCommitAsync(List<PactBatch> batches)
     {
@@ -173,7 +180,7 @@ internal sealed partial class PactService
                         new TransactionAbortedException(batches[0].Bid, AbortReason.LogWriteFailed, "PACT commits stopped after a failed log write."));
                 }
 
-                Volatile.Write(ref _resolvedBid, Math.Max(_resolvedBid, batches[^1].Bid));
+                AdvanceResolvedBid();
                 return;
             }
 
@@ -224,14 +231,14 @@ internal sealed partial class PactService
         while (_uncommitted.Count > 0)
         {
             var (bid, batch) = _uncommitted.First();
-            if (batch.Pending > 0 || (Log.Enabled && !batch.CommitLogged))
+            if (!batch.ReadyToCommit || (Log.Enabled && !batch.CommitLogged))
             {
                 return;
             }
 
             _uncommitted.Remove(bid);
             _lastCommittedBid = bid;
-            Volatile.Write(ref _resolvedBid, Math.Max(_resolvedBid, bid));
+            AdvanceResolvedBid();
             foreach (var actor in batch.Participants)
             {
                 ScheduleOf(actor).Commit(bid);

@@ -21,15 +21,23 @@ internal sealed partial class PactService
             _queueRoom.Release(pacts.Count);
         }
 
-        if (pacts.Count > 0)
+        // Global sub-batches that arrived are merged first, whichever coordinator holds the token, in arrival order.
+        var global = IsClustered && HasGlobalArrived;
+        if (pacts.Count > 0 || global)
         {
             try
             {
-                if (token.NextTid + pacts.Count > token.RangeEnd)
+                var needed = pacts.Count + (global ? 1_024 : 0);
+                if (token.NextTid + needed > token.RangeEnd)
                 {
-                    var size = Math.Max(MinTidRange, pacts.Count);
+                    var size = Math.Max(MinTidRange, needed);
                     token.NextTid = await _grains.GetGrain<ITidSequencerGrain>(0).Reserve(size);
                     token.RangeEnd = token.NextTid + size;
+                }
+
+                if (global)
+                {
+                    EmitGlobal(token);
                 }
 
                 Emit(pacts, token);
@@ -58,7 +66,7 @@ internal sealed partial class PactService
         for (var step = 1; step <= _ring.Length; step++)
         {
             var next = (from + step) % _ring.Length;
-            if (_ring[next].HasPending)
+            if (_ring[next].HasPending || (step == 1 && IsClustered && HasGlobalArrived))
             {
                 Pass(token, next);
                 return;
@@ -74,7 +82,7 @@ internal sealed partial class PactService
         // wake: look once more, so it is not left waiting.
         foreach (var coordinator in _ring)
         {
-            if (coordinator.HasPending && Interlocked.Exchange(ref _parked, null) is { } again)
+            if ((coordinator.HasPending || (IsClustered && HasGlobalArrived)) && Interlocked.Exchange(ref _parked, null) is { } again)
             {
                 Pass(again, coordinator.Index);
                 return;
@@ -122,24 +130,7 @@ internal sealed partial class PactService
 
         lock (_gate)
         {
-            _lastBid = bid;
-            var batch = new PactBatch(bid, bid + pacts.Count - 1, [.. subBatches.Keys]);
-            _uncommitted.Add(bid, batch);
-            _executing[bid] = batch;
-            if (Log.Enabled)
-            {
-                _notCommitting.Enqueue(batch);
-            }
-
-            foreach (var (actor, list) in subBatches)
-            {
-                var prev = token.PrevBid.GetValueOrDefault(actor, -1);
-                token.PrevBid[actor] = bid;
-                _prevBidCount = token.PrevBid.Count;
-                ScheduleOf(actor).Deliver(bid, prev, list);
-            }
-
-            Volatile.Write(ref _deliveredBid, bid);
+            Register(new PactBatch(bid, bid + pacts.Count - 1, [.. subBatches.Keys]), subBatches, token);
         }
 
         _metrics.BatchEmitted(pacts.Count);
@@ -151,5 +142,30 @@ internal sealed partial class PactService
                 Abort(tickets[i], new TransactionAbortedException(tickets[i].Tid, AbortReason.OrderingFailed, "it was withdrawn while being ordered."));
             }
         }
+    }
+
+    /// <summary>
+    /// Registers an emitted batch and delivers its sub-batches, each with the actor's prev_bid from the token (under
+    /// <see cref="_gate"/>, by the token holder, so batches are registered and delivered in bid order).
+    /// </summary>
+    private void Register(PactBatch batch, Dictionary<GrainId, List<(long Tid, int Accesses)>> subBatches, PactToken token)
+    {
+        _lastBid = batch.Bid;
+        _uncommitted.Add(batch.Bid, batch);
+        _executing[batch.Bid] = batch;
+        if (Log.Enabled)
+        {
+            _notCommitting.Enqueue(batch);
+        }
+
+        foreach (var (actor, list) in subBatches)
+        {
+            var prev = token.PrevBid.GetValueOrDefault(actor, -1);
+            token.PrevBid[actor] = batch.Bid;
+            _prevBidCount = token.PrevBid.Count;
+            ScheduleOf(actor).Deliver(batch.Bid, prev, list);
+        }
+
+        Volatile.Write(ref _deliveredBid, batch.Bid);
     }
 }

@@ -72,6 +72,9 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     private int _prevBidCount;
     private readonly SemaphoreSlim _queueRoom;
     private readonly HybridScheduling _hybrid;
+    private readonly Cluster.ActorPlacementMap _placement;
+    private readonly int _workerIndex;
+    private readonly bool _globalShortcut;
     // Bids in (From, To] were aborted; the oldest ranges are forgotten beyond a bound, and a bid at or below
     // _forgottenBelow is then reported as not committed (an ACT asking about it aborts, which is always safe).
     private readonly Queue<(long From, long To)> _abortedRanges = new();
@@ -91,8 +94,11 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     private long _lastBid = -1;
 
     public PactService(IOptions<SnapperOptions> options, IGrainFactory grains, SnapperMetrics metrics, ILogger<PactService> logger,
-        WriteAheadLog log, Serializer serializer, SnapperTestHooks testHooks)
+        WriteAheadLog log, Serializer serializer, SnapperTestHooks testHooks, Cluster.ActorPlacementMap placement)
     {
+        _placement = placement;
+        _workerIndex = options.Value.WorkerIndex;
+        _globalShortcut = options.Value.GlobalCommitShortcut;
         Log = log;
         _serializer = serializer;
         _grains = grains;
@@ -147,6 +153,11 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     /// </summary>
     public async Task<PactTicket> SubmitAsync(GrainId root, ActorAccessInfo accessInfo)
     {
+        if (!IsLocal(accessInfo))
+        {
+            return await SubmitGlobalAsync(accessInfo);
+        }
+
         // Backpressure: a submission takes a place in the silo's ordering queue first, and gives it back when its PACT
         // was drained into a batch (or withdrawn), so that a ring slower than the load slows the submitters down.
         if (!await _queueRoom.WaitAsync(_executionTimeout))
@@ -288,7 +299,23 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     /// </summary>
     public void Doom(TransactionAbortedException reason)
     {
-        if (reason.Tid > Volatile.Read(ref _resolvedTid))
+        long globalPart;
+        lock (_gate)
+        {
+            if (!_globalTidBids.TryGetValue(reason.Tid, out globalPart))
+            {
+                globalPart = -1;
+            }
+        }
+
+        if (globalPart >= 0)
+        {
+            // A global PACT's first actor may be on another worker and never read this mark: its batch aborts here and
+            // now (which tells the master, which aborts it everywhere).
+            Abort(new PactTicket(reason.Tid, globalPart), reason);
+        }
+
+        if (reason.Tid > Volatile.Read(ref _resolvedTid) || globalPart >= 0)
         {
             _doomed.TryAdd(reason.Tid, reason);
         }
@@ -297,6 +324,18 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     /// <summary>Drops the doom marks of the PACTs of resolved batches (under <see cref="_gate"/>).</summary>
     private void ForgetDooms(PactBatch batch)
     {
+        ForgetGlobal(batch);
+        if (batch.GlobalTids is { } globalTids)
+        {
+            // Global tids come from the master's ranges, not this silo's: they say nothing of local tids resolved.
+            foreach (var tid in globalTids)
+            {
+                _doomed.TryRemove(tid, out _);
+            }
+
+            return;
+        }
+
         Volatile.Write(ref _resolvedTid, Math.Max(_resolvedTid, batch.LastTid));
         if (_doomed.IsEmpty)
         {
@@ -315,16 +354,27 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     /// The PACT's first method returned: releases the accesses it declared but did not make. Returns false if a
     /// method of it is still running somewhere (a call that was not awaited).
     /// </summary>
-    public bool Finish(long tid, ActorAccessInfo accessInfo)
+    public ValueTask<bool> FinishAsync(PactTicket ticket, ActorAccessInfo accessInfo)
     {
+        if (ticket.Gbid >= 0)
+        {
+            return new ValueTask<bool>(FinishGlobalAsync(ticket.Tid, accessInfo));
+        }
+
         var clean = true;
         foreach (var actor in accessInfo.Accesses.Keys)
         {
-            clean &= ScheduleOf(actor).Finish(tid);
+            clean &= ScheduleOf(actor).Finish(ticket.Tid);
         }
 
-        return clean;
+        return new ValueTask<bool>(clean);
     }
+
+    Task IPactOrdering.WhenGlobalMergedAsync(TxnContext context) =>
+        (context.GlobalWorkers & (1L << _workerIndex)) == 0
+            ? Task.FromException(new TransactionAbortedException(context.Tid, AbortReason.UndeclaredAccess,
+                $"it called an actor on worker {_workerIndex}, and its ActorAccessInfo declares no actor there."))
+            : WhenGlobalMergedAsync(context.GlobalBid, context.Tid);
 
     /// <summary>
     /// Aborts the batch of a failed PACT and, since later batches may have read its writes, every uncommitted
@@ -334,28 +384,57 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     {
         lock (_gate)
         {
-            if (!_uncommitted.TryGetValue(failed.Bid, out var failedBatch) || failedBatch.Committing)
+            if (!_uncommitted.TryGetValue(failed.Bid, out var failedBatch) || failedBatch.Committing || failedBatch.Voted)
             {
-                return; // resolved already, or its commit record is being written: it commits
+                return; // resolved already, or its commit record is being written (it commits), or the master decides it
             }
 
             AbortUncommittedLocked(failed, reason);
         }
     }
 
-    /// <summary>Aborts every uncommitted batch whose commit record is not being written (under <see cref="_gate"/>).</summary>
+    /// <summary>
+    /// Aborts every uncommitted batch whose commit record is not being written and that is not a global part the master
+    /// decides (under <see cref="_gate"/>). Those kept are a prefix: a batch commits, or is voted for, only after every
+    /// earlier one is committing or voted.
+    /// </summary>
     private void AbortUncommittedLocked(PactTicket failed, TransactionAbortedException reason)
     {
-        // Batches whose commit record is being written are a prefix; they commit, the rest abort.
-        var batches = _uncommitted.Values.Where(b => !b.Committing).ToArray();
-        var keptUpTo = _uncommitted.Values.Where(b => b.Committing).Select(b => b.Bid).DefaultIfEmpty(_lastCommittedBid).Max();
+        var first = _uncommitted.Values.FirstOrDefault(b => !b.Committing && !b.Voted);
+        if (first is not null)
+        {
+            AbortFromLocked(first.Bid, failed, reason, dropVoted: false);
+        }
+    }
+
+    /// <summary>
+    /// Aborts every uncommitted batch from <paramref name="fromBid"/> on (under <see cref="_gate"/>): later batches may have
+    /// read what the first one wrote. Batches whose commit record is being written are kept, and voted global parts unless
+    /// the master aborted them (<paramref name="dropVoted"/>); batches before <paramref name="fromBid"/> are untouched.
+    /// Global parts aborted here are reported to the master, which aborts them on every worker.
+    /// </summary>
+    private void AbortFromLocked(long fromBid, PactTicket failed, TransactionAbortedException reason, bool dropVoted)
+    {
+        var batches = _uncommitted.Values.Where(b => b.Bid >= fromBid && !b.Committing && (dropVoted || !b.Voted)).ToArray();
+        if (batches.Length == 0)
+        {
+            return;
+        }
+
+        var keptUpTo = batches[0].Bid - 1;
         foreach (var batch in batches)
         {
             _uncommitted.Remove(batch.Bid);
             _executing.TryRemove(batch.Bid, out _);
         }
 
+        // The queue of batches whose record is not being written holds exactly the uncommitted, non-committing ones.
+        var notCommitting = _notCommitting.Where(b => _uncommitted.ContainsKey(b.Bid)).ToArray();
         _notCommitting.Clear();
+        foreach (var batch in notCommitting)
+        {
+            _notCommitting.Enqueue(batch);
+        }
 
         _abortedRanges.Enqueue((keptUpTo, _lastBid));
         if (_abortedRanges.Count > 4_096)
@@ -363,7 +442,7 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
             _forgottenBelow = _abortedRanges.Dequeue().To;
         }
 
-        Volatile.Write(ref _resolvedBid, Math.Max(_resolvedBid, _lastBid));
+        AdvanceResolvedBid();
         TransactionAbortedException ReasonFor(long bid, long tid) => tid == reason.Tid
             ? reason
             : new TransactionAbortedException(tid, AbortReason.CascadingAbort, $"transaction {reason.Tid} of batch {failed.Bid} failed ({reason.Reason}); batch {bid} was not committed yet.");
@@ -380,6 +459,22 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
                 $"batch {failed.Bid} failed ({reason.Reason})."));
         }
 
+        if (!dropVoted)
+        {
+            ReportGlobalAborts(batches, reason);
+        }
+
         _logger.LogDebug("PACT {Tid} failed ({Reason}); aborted {Count} uncommitted batch(es)", reason.Tid, reason.Reason, batches.Length);
+    }
+
+    /// <summary>
+    /// Moves <see cref="ResolvedBid"/> up to just below the oldest unresolved batch (every emitted batch when none is),
+    /// under <see cref="_gate"/>. Schedules start a batch whose prev_bid is at or below it, so it must never pass a batch
+    /// that may still run.
+    /// </summary>
+    private void AdvanceResolvedBid()
+    {
+        var resolved = _uncommitted.Count == 0 ? _lastBid : _uncommitted.First().Key - 1;
+        Volatile.Write(ref _resolvedBid, Math.Max(_resolvedBid, resolved));
     }
 }

@@ -260,9 +260,14 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
                 _batches.Remove(batch.Bid);
             }
 
-            // Kept batches (their commit record is being written) completed everywhere, so none of them runs.
-            _running = null;
-            _versions?.DropAfter(keptUpTo);
+            // Batches kept because their commit record is being written completed everywhere; a batch kept because it comes
+            // before a global part the master aborted (a cluster) may still be running, and goes on.
+            if (_running is { } running && running.Bid > keptUpTo)
+            {
+                _running = null;
+            }
+
+            _versions?.DropAfter(keptUpTo, keepWorking: _running is not null);
 
             // ACTs waiting for a dropped batch now follow the last batch left. ACTs already inside keep the dropped
             // bid: they read its state, and their commit waits for that batch, so they abort too.
@@ -476,7 +481,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         SubBatch? next = null;
         foreach (var batch in _batches.Values)
         {
-            if (!batch.Completed && (batch.PrevBid == _lastCompletedBid || batch.PrevBid <= resolved) && (next is null || batch.Bid < next.Bid))
+            if (!batch.Completed && (batch.PrevBid == _lastCompletedBid || batch.PrevBid <= resolved || PrevDroppedHere(batch)) && (next is null || batch.Bid < next.Bid))
             {
                 next = batch;
             }
@@ -489,6 +494,29 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
 
         _running = next;
         return next is not null;
+    }
+
+    /// <summary>
+    /// Whether <paramref name="batch"/>'s prev_bid is gone from here (a cascading abort dropped it: the token still names
+    /// aborted batches) and every earlier batch here has completed, so nothing before it is left to run. A sub-batch is
+    /// delivered after its prev_bid's (emission delivers in bid order), so "gone" never means "not arrived yet".
+    /// </summary>
+    private bool PrevDroppedHere(SubBatch batch)
+    {
+        if (batch.PrevBid < 0 || _batches.ContainsKey(batch.PrevBid))
+        {
+            return false;
+        }
+
+        foreach (var other in _batches.Values)
+        {
+            if (other.Bid < batch.Bid && !other.Completed)
+            {
+                return false;
+            }
+        }
+
+        return true;
     }
 
     private void Report(List<CompletedSubBatch> completed)

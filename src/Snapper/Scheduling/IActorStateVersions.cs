@@ -13,5 +13,7 @@ internal interface IActorStateVersions
     void BatchCommitted(long bid);
 
     /// <summary>Drops the versions of batches after <paramref name="keptUpTo"/>; the latest state is the newest one left.</summary>
-    void DropAfter(long keptUpTo);
+    /// <param name="keptUpTo">Versions of batches after it are dropped.</param>
+    /// <param name="keepWorking">A kept batch is still running here: its working state stays (nothing after it ran here yet).</param>
+    void DropAfter(long keptUpTo, bool keepWorking = false);
 }

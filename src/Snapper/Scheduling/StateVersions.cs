@@ -137,11 +137,16 @@ internal sealed class StateVersions<TState>(object gate, TState initial, Func<TS
         }
     }
 
-    public void DropAfter(long keptUpTo)
+    public void DropAfter(long keptUpTo, bool keepWorking = false)
     {
         foreach (var bid in _versions.Keys.Where(bid => bid > keptUpTo).ToArray())
         {
             _versions.Remove(bid);
+        }
+
+        if (keepWorking)
+        {
+            return;
         }
 
         _latest = _versions.Count > 0 ? _versions[_versions.Keys.Max()] : _committed;

@@ -22,6 +22,9 @@ public sealed record RandomWorkloadShape(
 /// </summary>
 public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomWorkloadShape shape)
 {
+    /// <summary>How many transactions aborted for each reason, for the test output.</summary>
+    public ConcurrentDictionary<AbortReason, int> AbortReasons { get; } = new();
+
     public IEnumerable<long> Actors => Enumerable.Range(0, shape.HotActors + shape.ColdActors).Select(i => firstActor + i);
 
     public async Task<(IReadOnlyList<RecordedTxn> History, IReadOnlyDictionary<long, long[]> Final)> RunAsync(
@@ -47,8 +50,9 @@ public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomW
                         : await actor.StartTxn(actor.Execute, step);
                     history.Add(new RecordedTxn(step.Txn, true, observations));
                 }
-                catch (TransactionAbortedException)
+                catch (TransactionAbortedException aborted)
                 {
+                    AbortReasons.AddOrUpdate(aborted.Reason, 1, static (_, n) => n + 1);
                     history.Add(new RecordedTxn(step.Txn, false, []));
                 }
             }

@@ -66,7 +66,7 @@ internal static class RandomRuns
         var (history, final) = await workload.RunAsync(seed, Transactions, concurrency: 16, firstTxnId: seed * 1_000_000L);
 
         var committed = history.Count(t => t.Committed);
-        output.WriteLine($"seed {seed}: {committed} committed, {history.Count - committed} aborted of {history.Count}");
+        output.WriteLine($"seed {seed}: {committed} committed, {history.Count - committed} aborted of {history.Count} ({string.Join(", ", workload.AbortReasons.Select(r => $"{r.Key} {r.Value}"))})");
         Assert.Equal(Transactions, history.Count);
         Assert.True(committed > Transactions / 5, $"seed {seed}: only {committed} committed");
         Assert.Empty(HistoryChecker.Check(history, final));

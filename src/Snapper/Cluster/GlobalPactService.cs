@@ -1,0 +1,413 @@
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using Snapper.Coordination;
+using Snapper.Diagnostics;
+using Snapper.Hosting;
+using Snapper.Logging;
+
+namespace Snapper.Cluster;
+
+/// <summary>
+/// The master's global ordering and commit of PACTs whose actors span workers (thesis §4.2.3): global batches with gtids
+/// and gbids, one sub-batch per worker sent in gbid order, and commit in gbid order once every worker voted.
+/// </summary>
+/// <remarks>
+/// <para>Invariants:</para>
+/// <list type="bullet">
+/// <item>Gtids and gbids increase in emission order, and each worker receives its sub-batches in that order, one delivery
+/// at a time (a per-worker pump awaits each before sending the next), carrying the previous gbid sent to it. A worker
+/// merges them into its local order as they come, so on every worker local order respects global order (§4.2.3.1).</item>
+/// <item>A global batch commits once every worker it touches voted and every earlier global batch committed; its commit
+/// record is on the master's log (when it has one) before any worker hears. A worker votes only when its part is durable
+/// and everything before it locally is committed, or (the shortcut, §4.2.3.4) is a global batch it already voted for, so a
+/// committed global batch never depends on anything that may still abort.</item>
+/// <item>A failed part aborts its global batch and every later uncommitted one (§4.2.3.5): later global batches may have
+/// read its writes on some worker. Every worker hears the aborted range and drops its parts and the local batches after
+/// them. A batch whose commit is being written is never aborted.</item>
+/// <item>Every wait ends: a submission not ordered within ExecutionTimeout fails, and a global batch not committed within
+/// ExecutionTimeout aborts (with every later one), so a worker that is down or silent stops only the batches that need it.</item>
+/// </list>
+/// </remarks>
+internal sealed class GlobalPactService : IDisposable
+{
+    private const int MinTidRange = 4_096;
+    private readonly object _gate = new();
+    private readonly IGrainFactory _grains;
+    private readonly WriteAheadLog _log;
+    private readonly SnapperMetrics _metrics;
+    private readonly ILogger<GlobalPactService> _logger;
+    private readonly ActorPlacementMap _placement;
+    private readonly TimeSpan _executionTimeout;
+    private readonly TimeSpan _interval;
+    private readonly SortedDictionary<long, GlobalBatch> _uncommitted = new();
+    private readonly Dictionary<int, long> _prevGbid = new();
+    private readonly Dictionary<int, WorkerPump> _pumps = new();
+    private readonly ITimer _watchdog;
+    private List<PendingGlobal> _pending = [];
+    private bool _emitting;
+    private long _nextTid;
+    private long _rangeEnd;
+    private long _lastGbid = -1;
+
+    public GlobalPactService(IOptions<SnapperOptions> options, IGrainFactory grains, WriteAheadLog log, SnapperMetrics metrics,
+        ILogger<GlobalPactService> logger, ActorPlacementMap placement)
+    {
+        _grains = grains;
+        _log = log;
+        _metrics = metrics;
+        _logger = logger;
+        _placement = placement;
+        _executionTimeout = options.Value.ExecutionTimeout;
+        _interval = options.Value.GlobalBatchInterval;
+        var period = TimeSpan.FromTicks(Math.Max(TimeSpan.FromMilliseconds(10).Ticks, _executionTimeout.Ticks / 4));
+        _watchdog = TimeProvider.System.CreateTimer(_ => AbortOverdue(), null, period, period);
+        metrics.ObserveEntries("global.uncommitted", "Uncommitted global PACT batches (master).", () => Uncommitted);
+    }
+
+    public void Dispose() => _watchdog.Dispose();
+
+    public int Uncommitted
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _uncommitted.Count;
+            }
+        }
+    }
+
+    /// <summary>Orders a global PACT; completes when its global batch was handed to the workers' delivery pumps.</summary>
+    public async Task<GlobalTicket> SubmitAsync(ActorAccessInfo accessInfo)
+    {
+        var pending = new PendingGlobal(accessInfo);
+        lock (_gate)
+        {
+            _pending.Add(pending);
+            if (!_emitting)
+            {
+                _emitting = true;
+                _ = Task.Run(EmitLoopAsync);
+            }
+        }
+
+        try
+        {
+            return await pending.Ticket.Task.WaitAsync(_executionTimeout);
+        }
+        catch (TimeoutException)
+        {
+            pending.Ticket.TrySetException(new TimeoutException());
+            throw new TransactionAbortedException(0, AbortReason.OrderingFailed, $"the master did not order it within {_executionTimeout}; nothing of it ran.");
+        }
+    }
+
+    /// <summary>
+    /// Emits what accumulated while the previous global batch was emitted (tuned batching: after waiting
+    /// GlobalBatchInterval first), until nothing is pending. One loop at a time, so gbids follow emission order.
+    /// </summary>
+    private async Task EmitLoopAsync()
+    {
+        while (true)
+        {
+            if (_interval > TimeSpan.Zero)
+            {
+                await Task.Delay(_interval);
+            }
+
+            List<PendingGlobal> pacts;
+            lock (_gate)
+            {
+                pacts = _pending;
+                _pending = [];
+                if (pacts.Count == 0)
+                {
+                    _emitting = false;
+                    return;
+                }
+            }
+
+            pacts.RemoveAll(p => p.Ticket.Task.IsCompleted); // timed out waiting
+            if (pacts.Count == 0)
+            {
+                continue;
+            }
+
+            try
+            {
+                if (_nextTid + pacts.Count > _rangeEnd)
+                {
+                    var size = Math.Max(MinTidRange, pacts.Count);
+                    _nextTid = await _grains.GetGrain<ITidSequencerGrain>(0).Reserve(size);
+                    _rangeEnd = _nextTid + size;
+                }
+
+                Emit(pacts);
+            }
+            catch (Exception exception)
+            {
+                _logger.LogError(exception, "The master could not order {Count} global PACT(s)", pacts.Count);
+                foreach (var pact in pacts)
+                {
+                    pact.Ticket.TrySetException(new TransactionAbortedException(0, AbortReason.OrderingFailed, $"the master could not order it: {exception.Message}; nothing of it ran."));
+                }
+            }
+        }
+    }
+
+    private void Emit(List<PendingGlobal> pacts)
+    {
+        var gbid = _nextTid;
+        var perWorker = new Dictionary<int, List<GlobalAccess>>();
+        var tickets = new GlobalTicket[pacts.Count];
+        for (var i = 0; i < pacts.Count; i++)
+        {
+            var gtid = _nextTid++;
+            tickets[i] = new GlobalTicket(gtid, gbid);
+            foreach (var (actor, accesses) in pacts[i].AccessInfo.Accesses)
+            {
+                var worker = _placement.WorkerOf(actor);
+                if (!perWorker.TryGetValue(worker, out var list))
+                {
+                    perWorker[worker] = list = [];
+                }
+
+                list.Add(new GlobalAccess(gtid, actor, accesses));
+            }
+        }
+
+        lock (_gate)
+        {
+            _lastGbid = gbid;
+            _uncommitted.Add(gbid, new GlobalBatch(gbid, [.. perWorker.Keys]));
+            foreach (var (worker, accesses) in perWorker)
+            {
+                var prev = _prevGbid.GetValueOrDefault(worker, -1);
+                _prevGbid[worker] = gbid;
+                PumpFor(worker).Send(new GlobalSubBatch(gbid, prev, [.. accesses]));
+            }
+        }
+
+        _metrics.BatchEmitted(pacts.Count);
+        for (var i = 0; i < pacts.Count; i++)
+        {
+            pacts[i].Ticket.TrySetResult(tickets[i]);
+        }
+    }
+
+    private WorkerPump PumpFor(int worker)
+    {
+        if (!_pumps.TryGetValue(worker, out var pump))
+        {
+            _pumps[worker] = pump = new WorkerPump(this, worker);
+        }
+
+        return pump;
+    }
+
+    /// <summary>Worker <paramref name="worker"/> voted for its part of <paramref name="gbid"/>.</summary>
+    public void Vote(long gbid, int worker)
+    {
+        List<GlobalBatch>? ready = null;
+        lock (_gate)
+        {
+            if (!_uncommitted.TryGetValue(gbid, out var batch))
+            {
+                return; // aborted meanwhile
+            }
+
+            batch.Voted.Add(worker);
+            foreach (var head in _uncommitted.Values)
+            {
+                if (head.Committing)
+                {
+                    continue;
+                }
+
+                if (head.Voted.Count < head.Workers.Length)
+                {
+                    break;
+                }
+
+                head.Committing = true;
+                (ready ??= []).Add(head);
+            }
+        }
+
+        if (ready is not null)
+        {
+            _ = CommitAsync(ready);
+        }
+    }
+
+    /// <summary>Logs the commit of <paramref name="batches"/> (in gbid order) and tells their workers.</summary>
+    private async Task CommitAsync(List<GlobalBatch> batches)
+    {
+        if (_log.Enabled)
+        {
+            try
+            {
+                await _log.AppendInOrderAsync([.. batches.Select(b => LogRecord.Committed(LoggedTxnKind.Batch, b.Gbid))]);
+            }
+            catch (Exception exception)
+            {
+                // Not known to be durable: no worker hears "commit"; their parts stay voted, and in doubt, until the
+                // master restarts (its log then decides). Later global batches cannot commit either.
+                _logger.LogCritical(exception, "GlobalBatchCommit records for {First}..{Last} were not confirmed durable; global commits are stopped", batches[0].Gbid, batches[^1].Gbid);
+                return;
+            }
+        }
+
+        lock (_gate)
+        {
+            foreach (var batch in batches)
+            {
+                _uncommitted.Remove(batch.Gbid);
+            }
+        }
+
+        foreach (var batch in batches)
+        {
+            _metrics.BatchCommitted(System.Diagnostics.Stopwatch.GetElapsedTime(batch.EmittedAt));
+            foreach (var worker in batch.Workers)
+            {
+                _ = TellCommitAsync(batch.Gbid, worker);
+            }
+        }
+    }
+
+    private async Task TellCommitAsync(long gbid, int worker)
+    {
+        try
+        {
+            await _grains.GetGrain<IWorkerPactGrain>(worker).Commit(gbid);
+        }
+        catch (Exception exception)
+        {
+            // The worker voted, so its part waits for this decision (and stays in doubt if it restarts before hearing it).
+            _logger.LogWarning(exception, "Worker {Worker} did not confirm the commit of global batch {Gbid}", worker, gbid);
+        }
+    }
+
+    /// <summary>Aborts global batch <paramref name="gbid"/> and every later uncommitted one, and tells every worker.</summary>
+    public void Abort(long gbid, TransactionAbortedException reason)
+    {
+        long to;
+        lock (_gate)
+        {
+            if (!_uncommitted.TryGetValue(gbid, out var failed) || failed.Committing)
+            {
+                return; // resolved already, or committing (a worker voted for it, so no part of it failed)
+            }
+
+            var aborted = _uncommitted.Values.Where(b => b.Gbid >= gbid && !b.Committing).ToArray();
+            foreach (var batch in aborted)
+            {
+                _uncommitted.Remove(batch.Gbid);
+            }
+
+            to = _lastGbid;
+        }
+
+        _logger.LogDebug("Global batch {Gbid} failed ({Reason}); aborting global batches {From}..{To}", gbid, reason.Reason, gbid, to);
+        for (var worker = 0; worker < _placement.Workers; worker++)
+        {
+            _ = TellAbortAsync(worker, gbid, to, reason);
+        }
+    }
+
+    private async Task TellAbortAsync(int worker, long from, long to, TransactionAbortedException reason)
+    {
+        try
+        {
+            await _grains.GetGrain<IWorkerPactGrain>(worker).AbortFrom(from, to, reason);
+        }
+        catch (Exception exception)
+        {
+            _logger.LogDebug(exception, "Worker {Worker} did not hear the abort of global batches {From}..{To}", worker, from, to);
+        }
+    }
+
+    private void AbortOverdue()
+    {
+        GlobalBatch? overdue;
+        lock (_gate)
+        {
+            overdue = _uncommitted.Values.FirstOrDefault(b => !b.Committing);
+        }
+
+        if (overdue is not null && System.Diagnostics.Stopwatch.GetElapsedTime(overdue.EmittedAt) > _executionTimeout)
+        {
+            var missing = string.Join(", ", overdue.Workers.Where(w => !overdue.Voted.Contains(w)));
+            _logger.LogWarning("Global batch {Gbid} did not commit within {Timeout} (no vote from worker(s) {Missing}); aborting it and every later one", overdue.Gbid, _executionTimeout, missing);
+            Abort(overdue.Gbid, new TransactionAbortedException(overdue.Gbid, AbortReason.ExecutionTimeout,
+                $"its global batch {overdue.Gbid} did not commit within {_executionTimeout} (worker(s) {missing} did not complete their part)."));
+        }
+    }
+
+    /// <summary>Sends one worker its sub-batches in gbid order, one delivery at a time.</summary>
+    private sealed class WorkerPump(GlobalPactService service, int worker)
+    {
+        private readonly Queue<GlobalSubBatch> _queue = new();
+        private bool _running;
+
+        /// <summary>Queues a sub-batch (under the service's lock, in gbid order).</summary>
+        public void Send(GlobalSubBatch subBatch)
+        {
+            _queue.Enqueue(subBatch);
+            if (!_running)
+            {
+                _running = true;
+                _ = Task.Run(RunAsync);
+            }
+        }
+
+        private async Task RunAsync()
+        {
+            while (true)
+            {
+                GlobalSubBatch next;
+                lock (service._gate)
+                {
+                    if (!_queue.TryDequeue(out next!))
+                    {
+                        _running = false;
+                        return;
+                    }
+                }
+
+                try
+                {
+                    await service._grains.GetGrain<IWorkerPactGrain>(worker).Deliver(next);
+                }
+                catch (Exception exception)
+                {
+                    // The worker is down or unreachable: the batch cannot run there, so it aborts, with every later one.
+                    service._logger.LogWarning(exception, "Global batch {Gbid} could not be delivered to worker {Worker}", next.Gbid, worker);
+                    service.Abort(next.Gbid, new TransactionAbortedException(next.Gbid, AbortReason.OrderingFailed,
+                        $"its global batch could not reach worker {worker}: {exception.Message}"));
+                }
+            }
+        }
+    }
+
+    private sealed class PendingGlobal(ActorAccessInfo accessInfo)
+    {
+        public ActorAccessInfo AccessInfo { get; } = accessInfo;
+
+        public TaskCompletionSource<GlobalTicket> Ticket { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    }
+
+    private sealed class GlobalBatch(long gbid, int[] workers)
+    {
+        public long Gbid { get; } = gbid;
+
+        public int[] Workers { get; } = workers;
+
+        public HashSet<int> Voted { get; } = [];
+
+        public bool Committing { get; set; }
+
+        public long EmittedAt { get; } = System.Diagnostics.Stopwatch.GetTimestamp();
+    }
+}

@@ -1,0 +1,399 @@
+using Microsoft.Extensions.Logging;
+using Snapper.Cluster;
+
+namespace Snapper.Pact;
+
+/// <summary>
+/// A worker's side of global PACTs (thesis §4.2.3): submitting to the master, merging global sub-batches into the local
+/// order, voting, and applying the master's commit and abort.
+/// </summary>
+/// <remarks>
+/// <para>Invariants (state under <see cref="_gate"/> unless said otherwise):</para>
+/// <list type="bullet">
+/// <item>Sub-batches arrive from the master one at a time in gbid order (<see cref="GlobalSubBatch.PrevGbid"/> names the
+/// previous one) and are emitted by the token in arrival order, each as a local batch of its own with a fresh local bid.
+/// So global batches are in gbid order in every worker's local order, and the actors' schedules need nothing new: a
+/// global part is a batch whose PACTs carry their global tids (context remapping, §4.2.3.2, is the local bid the worker
+/// gives the gbid, <see cref="_globalParts"/>).</item>
+/// <item>A global part is voted for once it completed (its states durable, with a log) and every batch before it here is
+/// committing, or, with the shortcut, a global part already voted for. A voted part is the master's: a local failure
+/// aborts only what follows it, and only the master's abort drops it.</item>
+/// <item>No local batch after a global part commits before the master decided that part (batches commit in bid order).</item>
+/// </list>
+/// </remarks>
+internal sealed partial class PactService
+{
+    // gbid -> local bid of every global part emitted here and not resolved; gtid -> local bid for their PACTs.
+    private readonly Dictionary<long, long> _globalParts = new();
+    private readonly Dictionary<long, long> _globalTidBids = new();
+    // Sub-batches that arrived and wait for the token, in arrival (gbid) order.
+    private readonly Queue<GlobalSubBatch> _globalArrived = new();
+    // Callers waiting for a gbid to be merged here (the first actor, or a call that outran the sub-batch).
+    private readonly Dictionary<long, TaskCompletionSource<long>> _globalWaiters = new();
+    // Gbid ranges the master aborted (bounded, oldest forgotten): a sub-batch in one is not emitted.
+    private readonly Queue<(long From, long To)> _abortedGlobal = new();
+    private long _lastGlobalArrived = -1;
+    private long _lastGlobalEmitted = -1;
+
+    private bool IsClustered => _placement.Clustered;
+
+    /// <summary>Whether every actor of the declaration is on this worker (always, embedded).</summary>
+    private bool IsLocal(ActorAccessInfo accessInfo)
+    {
+        if (!IsClustered)
+        {
+            return true;
+        }
+
+        foreach (var actor in accessInfo.Accesses.Keys)
+        {
+            if (_placement.WorkerOf(actor) != _workerIndex)
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
+
+    /// <summary>A PACT spanning workers: ordered by the master, then merged here; the ticket holds its global tid and local bid.</summary>
+    private async Task<PactTicket> SubmitGlobalAsync(ActorAccessInfo accessInfo)
+    {
+        GlobalTicket global;
+        try
+        {
+            global = await _grains.GetGrain<IGlobalCoordinatorGrain>(0).Submit(accessInfo).WaitAsync(_executionTimeout);
+        }
+        catch (TransactionAbortedException)
+        {
+            throw;
+        }
+        catch (Exception exception)
+        {
+            throw new TransactionAbortedException(0, AbortReason.OrderingFailed, $"the master could not order it ({exception.Message}); nothing of it ran.");
+        }
+
+        var bid = await WhenGlobalMergedAsync(global.Gbid, global.Gtid);
+        var workers = 0L;
+        foreach (var actor in accessInfo.Accesses.Keys)
+        {
+            workers |= 1L << _placement.WorkerOf(actor);
+        }
+
+        return new PactTicket(global.Gtid, bid) { Gbid = global.Gbid, Workers = workers };
+    }
+
+    /// <summary>
+    /// The local bid of global batch <paramref name="gbid"/> once it is merged here; fails if the master aborted it, or if
+    /// it does not arrive within ExecutionTimeout.
+    /// </summary>
+    public Task<long> WhenGlobalMergedAsync(long gbid, long tid)
+    {
+        TaskCompletionSource<long> waiter;
+        lock (_gate)
+        {
+            if (_globalParts.TryGetValue(gbid, out var bid))
+            {
+                return Task.FromResult(bid);
+            }
+
+            if (IsGlobalAborted(gbid) || gbid <= _lastGlobalEmitted)
+            {
+                return Task.FromException<long>(new TransactionAbortedException(tid, AbortReason.CascadingAbort, $"its global batch {gbid} was aborted."));
+            }
+
+            if (!_globalWaiters.TryGetValue(gbid, out waiter!))
+            {
+                _globalWaiters[gbid] = waiter = new TaskCompletionSource<long>(TaskCreationOptions.RunContinuationsAsynchronously);
+            }
+        }
+
+        return Bounded(waiter.Task, gbid, tid);
+
+        async Task<long> Bounded(Task<long> merged, long gbid, long tid)
+        {
+            try
+            {
+                return await merged.WaitAsync(_executionTimeout);
+            }
+            catch (TimeoutException)
+            {
+                throw new TransactionAbortedException(tid, AbortReason.OrderingFailed, $"its global batch {gbid} did not reach worker {_workerIndex} within {_executionTimeout}.");
+            }
+        }
+    }
+
+    private bool IsGlobalAborted(long gbid) => _abortedGlobal.Any(range => gbid >= range.From && gbid <= range.To);
+
+    /// <summary>A sub-batch from the master: queued for the token, which merges it into the local order.</summary>
+    public void DeliverGlobal(GlobalSubBatch subBatch)
+    {
+        lock (_gate)
+        {
+            if (subBatch.PrevGbid > _lastGlobalArrived)
+            {
+                // The master sends in order and one at a time; a gap means it restarted or lost a delivery. The order
+                // of what arrives is still gbid order, which is all the local merge needs.
+                _logger.LogWarning("Global sub-batch {Gbid} names {Prev} as previous, but the last one here was {Last}", subBatch.Gbid, subBatch.PrevGbid, _lastGlobalArrived);
+            }
+
+            _lastGlobalArrived = Math.Max(_lastGlobalArrived, subBatch.Gbid);
+            _globalArrived.Enqueue(subBatch);
+        }
+
+        if (Interlocked.Exchange(ref _parked, null) is { } token)
+        {
+            Pass(token, 0);
+        }
+    }
+
+    private bool HasGlobalArrived
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _globalArrived.Count > 0;
+            }
+        }
+    }
+
+    /// <summary>Merges every sub-batch that arrived into the local order (the token holder only), each as a batch of its own.</summary>
+    private void EmitGlobal(PactToken token)
+    {
+        while (true)
+        {
+            GlobalSubBatch subBatch;
+            lock (_gate)
+            {
+                // Each part takes one local bid from the token's range; what does not fit waits for the next visit.
+                if (token.NextTid >= token.RangeEnd || !_globalArrived.TryDequeue(out subBatch!))
+                {
+                    return;
+                }
+
+                if (IsGlobalAborted(subBatch.Gbid) || _commitStopped)
+                {
+                    _lastGlobalEmitted = subBatch.Gbid;
+                    FailGlobalWaiter(subBatch.Gbid, new TransactionAbortedException(subBatch.Gbid, AbortReason.CascadingAbort, $"its global batch {subBatch.Gbid} was aborted."));
+                    continue;
+                }
+            }
+
+            var bid = token.NextTid++;
+            var pacts = new Dictionary<GrainId, List<(long Tid, int Accesses)>>();
+            foreach (var access in subBatch.Accesses)
+            {
+                if (!pacts.TryGetValue(access.Actor, out var list))
+                {
+                    pacts[access.Actor] = list = [];
+                }
+
+                list.Add((access.Gtid, access.Accesses));
+            }
+
+            var tids = subBatch.Accesses.Select(a => a.Gtid).Distinct().Order().ToArray();
+            TaskCompletionSource<long>? waiter;
+            lock (_gate)
+            {
+                var batch = new PactBatch(bid, bid, [.. pacts.Keys]) { Gbid = subBatch.Gbid, GlobalTids = tids };
+                Register(batch, pacts, token);
+                _lastGlobalEmitted = subBatch.Gbid; // with the part registered, in one step: a waiter sees both or neither
+                _globalParts[subBatch.Gbid] = bid;
+                foreach (var tid in tids)
+                {
+                    _globalTidBids[tid] = bid;
+                }
+
+                _globalWaiters.Remove(subBatch.Gbid, out waiter);
+            }
+
+            waiter?.TrySetResult(bid);
+            _metrics.BatchEmitted(tids.Length);
+        }
+    }
+
+    private void FailGlobalWaiter(long gbid, TransactionAbortedException reason)
+    {
+        if (_globalWaiters.Remove(gbid, out var waiter))
+        {
+            waiter.TrySetException(reason);
+        }
+    }
+
+    /// <summary>
+    /// Global parts that may now be voted for (under <see cref="_gate"/>, after the local commit pass): in bid order, while
+    /// each batch before is committing or (with the shortcut) a voted global part; a running batch, or a local one that
+    /// waits for a global decision, ends the scan.
+    /// </summary>
+    private void VoteReadyGlobalParts()
+    {
+        if (_globalParts.Count == 0)
+        {
+            return;
+        }
+
+        foreach (var batch in _uncommitted.Values)
+        {
+            if (batch.Committing || batch.CommitLogged)
+            {
+                continue;
+            }
+
+            if (!batch.IsGlobal || batch.Pending > 0)
+            {
+                return;
+            }
+
+            if (!batch.Voted)
+            {
+                batch.Voted = true;
+                var gbid = batch.Gbid;
+                _ = SendAsync(() => _grains.GetGrain<IGlobalCoordinatorGrain>(0).Vote(gbid, _workerIndex), $"vote for global batch {gbid}");
+            }
+
+            if (!_globalShortcut && !batch.GloballyCommitted)
+            {
+                return;
+            }
+        }
+    }
+
+    /// <summary>The master committed global batch <paramref name="gbid"/>: its part here commits in bid order; completes when it did.</summary>
+    public async Task CommitGlobalAsync(long gbid)
+    {
+        Task<SnapperException?> outcome;
+        lock (_gate)
+        {
+            if (!_globalParts.TryGetValue(gbid, out var bid) || !_uncommitted.TryGetValue(bid, out var batch))
+            {
+                _logger.LogWarning("The master committed global batch {Gbid}, which this worker no longer holds", gbid);
+                return;
+            }
+
+            batch.GloballyCommitted = true;
+            outcome = batch.Outcome.Task;
+            CommitInOrder();
+        }
+
+        await outcome.WaitAsync(_logWriteTimeout);
+    }
+
+    /// <summary>
+    /// The master aborted global batches <paramref name="fromGbid"/>..<paramref name="toGbid"/>: their parts here, and every
+    /// local batch after the first of them (it may have read their writes), abort; batches before it are untouched.
+    /// </summary>
+    public void AbortGlobal(long fromGbid, long toGbid, TransactionAbortedException reason)
+    {
+        lock (_gate)
+        {
+            _abortedGlobal.Enqueue((fromGbid, toGbid));
+            if (_abortedGlobal.Count > 4_096)
+            {
+                _abortedGlobal.Dequeue();
+            }
+
+            foreach (var gbid in _globalWaiters.Keys.Where(g => g >= fromGbid && g <= toGbid).ToArray())
+            {
+                FailGlobalWaiter(gbid, new TransactionAbortedException(gbid, reason.Reason == AbortReason.ExecutionTimeout ? reason.Reason : AbortReason.CascadingAbort, reason.Message));
+            }
+
+            var first = _uncommitted.Values.FirstOrDefault(b => b.IsGlobal && b.Gbid >= fromGbid && b.Gbid <= toGbid);
+            if (first is not null)
+            {
+                AbortFromLocked(first.Bid, new PactTicket(reason.Tid, first.Bid), reason, dropVoted: true);
+            }
+        }
+    }
+
+    /// <summary>Global PACT <paramref name="gtid"/>'s first method returned: releases its unused accesses to these actors of this worker.</summary>
+    public bool FinishHere(long gtid, GrainId[] actors)
+    {
+        var clean = true;
+        foreach (var actor in actors)
+        {
+            clean &= ScheduleOf(actor).Finish(gtid);
+        }
+
+        return clean;
+    }
+
+    /// <summary>Finish across workers: this worker's actors directly, each other worker's through its endpoint.</summary>
+    private async Task<bool> FinishGlobalAsync(long tid, ActorAccessInfo accessInfo)
+    {
+        var here = new List<GrainId>();
+        var elsewhere = new Dictionary<int, List<GrainId>>();
+        foreach (var actor in accessInfo.Accesses.Keys)
+        {
+            var worker = _placement.WorkerOf(actor);
+            if (worker == _workerIndex)
+            {
+                here.Add(actor);
+            }
+            else
+            {
+                if (!elsewhere.TryGetValue(worker, out var list))
+                {
+                    elsewhere[worker] = list = [];
+                }
+
+                list.Add(actor);
+            }
+        }
+
+        var remote = elsewhere.Select(w => _grains.GetGrain<IWorkerPactGrain>(w.Key).Finish(tid, [.. w.Value])).ToArray();
+        var clean = FinishHere(tid, [.. here]);
+        try
+        {
+            foreach (var finished in await Task.WhenAll(remote).WaitAsync(_executionTimeout))
+            {
+                clean &= finished;
+            }
+        }
+        catch (Exception exception)
+        {
+            _logger.LogDebug(exception, "Finish of global PACT {Tid} did not reach every worker", tid);
+            return false;
+        }
+
+        return clean;
+    }
+
+    /// <summary>Tells the master that global parts aborted here (the smallest gbid is enough: it aborts every later one).</summary>
+    private void ReportGlobalAborts(IEnumerable<PactBatch> aborted, TransactionAbortedException reason)
+    {
+        var first = aborted.Where(b => b.IsGlobal).Select(b => b.Gbid).DefaultIfEmpty(-1).Min();
+        if (first >= 0)
+        {
+            _ = SendAsync(() => _grains.GetGrain<IGlobalCoordinatorGrain>(0).Abort(first, reason), $"abort of global batch {first}");
+        }
+    }
+
+    /// <summary>Forgets the global ids of a resolved global part (under <see cref="_gate"/>).</summary>
+    private void ForgetGlobal(PactBatch batch)
+    {
+        if (!batch.IsGlobal)
+        {
+            return;
+        }
+
+        _globalParts.Remove(batch.Gbid);
+        foreach (var tid in batch.GlobalTids!)
+        {
+            _globalTidBids.Remove(tid);
+        }
+    }
+
+    private async Task SendAsync(Func<Task> send, string what)
+    {
+        try
+        {
+            await Task.Run(send);
+        }
+        catch (Exception exception)
+        {
+            // The master's watchdog bounds every global batch: one whose vote or abort was lost aborts on time.
+            _logger.LogWarning(exception, "Worker {Worker}: the {What} did not reach the master", _workerIndex, what);
+        }
+    }
+}

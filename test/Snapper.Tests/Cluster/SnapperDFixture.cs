@@ -1,0 +1,83 @@
+using Microsoft.Extensions.DependencyInjection;
+using Orleans.TestingHost;
+using Snapper.Cluster;
+using Snapper.Hosting;
+using Xunit;
+
+namespace Snapper.Tests.Cluster;
+
+/// <summary>
+/// A SnapperD cluster in one process: silo 0 is the master, silos 1 and 2 are workers 0 and 1. Tests use actor ids
+/// from <see cref="ClusterFixture.NewIds"/> and <see cref="OnWorker"/> to put actors where they need them.
+/// </summary>
+public class SnapperDFixture : IAsyncLifetime
+{
+    public const int Workers = 2;
+
+    public InProcessTestCluster Cluster { get; private set; } = null!;
+
+    public IClusterClient Client => Cluster.Client;
+
+    public async Task InitializeAsync()
+    {
+        Cluster = await ClusterFixture.StartAsync(Configure, hooks: null, silos: 1 + Workers, configureBySiloName: (name, o) =>
+        {
+            var index = int.Parse(name[(name.LastIndexOf('_') + 1)..], System.Globalization.CultureInfo.InvariantCulture);
+            o.Workers = Workers;
+            o.Role = index == 0 ? SiloRole.Master : SiloRole.Worker;
+            o.WorkerIndex = Math.Max(0, index - 1);
+        });
+
+        // Every silo must know the master and every worker (silo metadata travels with membership) before a test places actors.
+        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
+        while (!Cluster.Silos.All(KnowsEveryone))
+        {
+            if (DateTime.UtcNow > deadline)
+            {
+                throw new TimeoutException("the silos did not learn each other's roles within 30 s");
+            }
+
+            await Task.Delay(50);
+        }
+
+        static bool KnowsEveryone(SiloHandle silo)
+        {
+            var roster = ((InProcessSiloHandle)silo).SiloHost.Services.GetRequiredService<ClusterRoster>();
+            return roster.MasterSilo is not null && Enumerable.Range(0, Workers).All(w => roster.WorkerSilo(w) is not null);
+        }
+    }
+
+    protected virtual void Configure(SnapperOptions options) => options.HybridScheduling = HybridScheduling.CommittedBatchesOnly;
+
+    public async Task DisposeAsync() => await Cluster.DisposeAsync();
+
+    /// <summary>The worker an actor is placed on (the default hash placement).</summary>
+    public int WorkerOf(GrainId actor) => (int)(actor.GetUniformHashCode() % (uint)Workers);
+
+    /// <summary><paramref name="count"/> fresh account ids whose actors are placed on <paramref name="worker"/>.</summary>
+    public long[] OnWorker(int worker, int count)
+    {
+        var ids = new List<long>();
+        while (ids.Count < count)
+        {
+            var id = ClusterFixture.NewId();
+            if (WorkerOf(Client.GetGrain<Actors.IBankAccount>(id).GetGrainId()) == worker)
+            {
+                ids.Add(id);
+            }
+        }
+
+        return [.. ids];
+    }
+
+    /// <summary>The silo services of worker <paramref name="worker"/> (silo 1 + worker).</summary>
+    internal IServiceProvider WorkerServices(int worker) => ((InProcessSiloHandle)Cluster.Silos[1 + worker]).SiloHost.Services;
+
+    internal IServiceProvider MasterServices => ((InProcessSiloHandle)Cluster.Silos[0]).SiloHost.Services;
+}
+
+[CollectionDefinition(Name)]
+public sealed class SnapperDCollection : ICollectionFixture<SnapperDFixture>
+{
+    public const string Name = "snapperd";
+}

@@ -1,0 +1,172 @@
+using Microsoft.Extensions.DependencyInjection;
+using Snapper.Actors;
+using Snapper.Cluster;
+using Snapper.Tests.Actors;
+using Snapper.Tests.Serializability;
+using Xunit;
+using Xunit.Abstractions;
+
+namespace Snapper.Tests.Cluster;
+
+/// <summary>A master and two workers: placement, local and global PACTs, ACTs across workers, aborts across workers.</summary>
+[Collection(SnapperDCollection.Name)]
+public sealed class SnapperDTests(SnapperDFixture fixture, ITestOutputHelper output)
+{
+    private IBankAccount Account(long id) => fixture.Client.GetGrain<IBankAccount>(id);
+
+    private async Task Fund(IEnumerable<long> ids, decimal amount)
+    {
+        foreach (var id in ids)
+        {
+            await Account(id).StartTxn(Account(id).Reset, amount);
+        }
+    }
+
+    // Read with a PACT (an ACT may give way to batches whose abort is still on its way from the master), retried if an
+    // earlier test's failed batch takes it along in a cascading abort.
+    private Task<decimal> BalanceOf(long id) => RetryCascading(() => Account(id).StartTxn(Account(id).Balance, 0, ActorAccessInfo.Of(Account(id))));
+
+    private static async Task<T> RetryCascading<T>(Func<Task<T>> transaction)
+    {
+        for (var attempt = 1; ; attempt++)
+        {
+            try
+            {
+                return await transaction();
+            }
+            catch (TransactionAbortedException aborted) when (aborted.Reason == AbortReason.CascadingAbort && attempt < 5)
+            {
+            }
+        }
+    }
+
+    [Fact]
+    public async Task Actors_activate_on_the_worker_their_placement_names_and_never_on_the_master()
+    {
+        var ids = ClusterFixture.NewIds(24);
+        await Fund(ids, 1m);
+        foreach (var id in ids)
+        {
+            var actor = Account(id).GetGrainId();
+            var worker = fixture.WorkerOf(actor);
+            Assert.True(fixture.WorkerServices(worker).GetRequiredService<ActorDirectory>().Contains(actor), $"actor {id} is not on worker {worker}");
+            Assert.False(fixture.WorkerServices(1 - worker).GetRequiredService<ActorDirectory>().Contains(actor));
+            Assert.False(fixture.MasterServices.GetRequiredService<ActorDirectory>().Contains(actor));
+        }
+    }
+
+    [Fact]
+    public async Task A_pact_on_one_worker_is_local_and_one_spanning_workers_is_ordered_by_the_master()
+    {
+        var a = fixture.OnWorker(0, 2);
+        var b = fixture.OnWorker(1, 1);
+        await Fund([.. a, .. b], 100m);
+        var master = fixture.MasterServices.GetRequiredService<Snapper.Diagnostics.SnapperMetrics>();
+
+        // Local: both actors on worker 0.
+        var from = Account(a[0]);
+        await from.StartTxn(from.Transfer, new Transfer(1, a[1], 10m), ActorAccessInfo.Of(from, Account(a[1])));
+
+        // Global: worker 0 to worker 1, and back.
+        await from.StartTxn(from.Transfer, new Transfer(2, b[0], 20m), ActorAccessInfo.Of(from, Account(b[0])));
+        var back = Account(b[0]);
+        await back.StartTxn(back.Transfer, new Transfer(3, a[1], 5m), ActorAccessInfo.Of(back, Account(a[1])));
+
+        Assert.Equal(70m, await BalanceOf(a[0]));
+        Assert.Equal(115m, await BalanceOf(a[1]));
+        Assert.Equal(115m, await BalanceOf(b[0]));
+        Assert.Equal(0, fixture.MasterServices.GetRequiredService<GlobalPactService>().Uncommitted);
+    }
+
+    [Fact]
+    public async Task Concurrent_global_and_local_pacts_and_acts_conserve_money()
+    {
+        var accounts = fixture.OnWorker(0, 6).Concat(fixture.OnWorker(1, 6)).ToArray();
+        await Fund(accounts, 1_000m);
+        var random = new Random(5);
+        var work = Enumerable.Range(0, 300).Select(async i =>
+        {
+            int from, to;
+            lock (random)
+            {
+                from = random.Next(accounts.Length);
+                to = (from + 1 + random.Next(accounts.Length - 1)) % accounts.Length;
+            }
+
+            var source = Account(accounts[from]);
+            var input = new Transfer(10_000 + i, accounts[to], 1m);
+            try
+            {
+                _ = i % 3 == 0
+                    ? await source.StartTxn(source.Transfer, input)
+                    : await source.StartTxn(source.Transfer, input, ActorAccessInfo.Of(source, Account(accounts[to])));
+                return true;
+            }
+            catch (TransactionAbortedException)
+            {
+                return false;
+            }
+        }).ToArray();
+
+        var committed = (await Task.WhenAll(work)).Count(c => c);
+        output.WriteLine($"{committed} of {work.Length} committed");
+        Assert.True(committed > work.Length / 2, $"only {committed} of {work.Length} committed");
+        var total = 0m;
+        foreach (var id in accounts)
+        {
+            total += await BalanceOf(id);
+        }
+
+        Assert.Equal(accounts.Length * 1_000m, total);
+    }
+
+    [Fact]
+    public async Task A_global_pact_that_throws_on_the_other_worker_aborts_everywhere()
+    {
+        var a = fixture.OnWorker(0, 1)[0];
+        var b = fixture.OnWorker(1, 1)[0];
+        await Fund([a, b], 10m);
+        var from = Account(a);
+
+        // Deposit refuses a non-positive amount on worker 1, after worker 0 already withdrew.
+        var failed = await Assert.ThrowsAsync<TransactionAbortedException>(() =>
+            RetryCascading(() => from.StartTxn(from.Transfer, new Transfer(1, b, -5m), ActorAccessInfo.Of(from, Account(b)))));
+        Assert.Equal(AbortReason.UserException, failed.Reason);
+        Assert.Equal(10m, await BalanceOf(a));
+        Assert.Equal(10m, await BalanceOf(b));
+
+        // Both workers go on committing global PACTs afterwards.
+        await RetryCascading(() => from.StartTxn(from.Transfer, new Transfer(2, b, 3m), ActorAccessInfo.Of(from, Account(b))));
+        Assert.Equal(7m, await BalanceOf(a));
+        Assert.Equal(13m, await BalanceOf(b));
+    }
+
+    [Fact]
+    public async Task A_global_pact_calling_an_undeclared_actor_on_an_undeclared_worker_aborts_at_once()
+    {
+        var a = fixture.OnWorker(0, 2);
+        var b = fixture.OnWorker(1, 1)[0];
+        await Fund([.. a, b], 10m);
+        var from = Account(a[0]);
+
+        // Declares worker 0's actors only (a local PACT) but calls worker 1.
+        var local = await Assert.ThrowsAsync<TransactionAbortedException>(() => RetryCascading(() =>
+            from.StartTxn(from.Transfer, new Transfer(1, b, 1m), ActorAccessInfo.Of(from, Account(a[1])))));
+        Assert.Equal(AbortReason.UndeclaredAccess, local.Reason);
+
+        // Declares worker 1 (a global PACT) but calls worker 0's other actor.
+        var global = await Assert.ThrowsAsync<TransactionAbortedException>(() => RetryCascading(() =>
+            from.StartTxn(from.Transfer, new Transfer(2, a[1], 1m), ActorAccessInfo.Of(from, Account(b)))));
+        Assert.Equal(AbortReason.UndeclaredAccess, global.Reason);
+        Assert.Equal(10m, await BalanceOf(a[0]));
+        Assert.Equal(10m, await BalanceOf(a[1]));
+        Assert.Equal(10m, await BalanceOf(b));
+    }
+
+    [Theory]
+    [InlineData(71, 0.0)]
+    [InlineData(72, 1.0)]
+    [InlineData(73, 0.5)]
+    public Task Random_histories_with_actors_on_both_workers_are_serializable(int seed, double pactFraction) =>
+        RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Scaled(new RandomWorkloadShape(PactFraction: pactFraction, UserAbortProbability: 0.01)));
+}
