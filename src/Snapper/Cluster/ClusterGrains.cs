@@ -40,5 +40,5 @@ internal sealed class WorkerPactGrain(PactService service) : SnapperSystemGrain,
         return Task.CompletedTask;
     }
 
-    public Task<bool> Finish(long gtid, GrainId[] actors) => Task.FromResult(service.FinishHere(gtid, actors));
+    public Task<bool> Finish(long gtid, long gbid, GrainId[] actors) => service.FinishMergedAsync(gtid, gbid, actors);
 }

@@ -30,6 +30,9 @@ internal interface IWorkerPactGrain : IGrainWithIntegerKey
     [OneWay]
     Task AbortFrom(long fromGbid, long toGbid, TransactionAbortedException reason);
 
-    /// <summary>Global PACT <paramref name="gtid"/>'s first method returned: its unused accesses to <paramref name="actors"/> are released.</summary>
-    Task<bool> Finish(long gtid, GrainId[] actors);
+    /// <summary>
+    /// Global PACT <paramref name="gtid"/> (of global batch <paramref name="gbid"/>)'s first method returned: its unused
+    /// accesses to <paramref name="actors"/> are released, once the part is merged here (Finish may outrun the sub-batch).
+    /// </summary>
+    Task<bool> Finish(long gtid, long gbid, GrainId[] actors);
 }

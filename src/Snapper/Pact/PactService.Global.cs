@@ -306,6 +306,21 @@ internal sealed partial class PactService
         }
     }
 
+    /// <summary>Finish from another worker: waits until the part is merged here, so the release is not lost before its sub-batch.</summary>
+    public async Task<bool> FinishMergedAsync(long gtid, long gbid, GrainId[] actors)
+    {
+        try
+        {
+            await WhenGlobalMergedAsync(gbid, gtid);
+        }
+        catch (TransactionAbortedException)
+        {
+            return true; // aborted: nothing of it is left here to release
+        }
+
+        return FinishHere(gtid, actors);
+    }
+
     /// <summary>Global PACT <paramref name="gtid"/>'s first method returned: releases its unused accesses to these actors of this worker.</summary>
     public bool FinishHere(long gtid, GrainId[] actors)
     {
@@ -319,7 +334,7 @@ internal sealed partial class PactService
     }
 
     /// <summary>Finish across workers: this worker's actors directly, each other worker's through its endpoint.</summary>
-    private async Task<bool> FinishGlobalAsync(long tid, ActorAccessInfo accessInfo)
+    private async Task<bool> FinishGlobalAsync(long tid, long gbid, ActorAccessInfo accessInfo)
     {
         var here = new List<GrainId>();
         var elsewhere = new Dictionary<int, List<GrainId>>();
@@ -341,7 +356,7 @@ internal sealed partial class PactService
             }
         }
 
-        var remote = elsewhere.Select(w => _grains.GetGrain<IWorkerPactGrain>(w.Key).Finish(tid, [.. w.Value])).ToArray();
+        var remote = elsewhere.Select(w => _grains.GetGrain<IWorkerPactGrain>(w.Key).Finish(tid, gbid, [.. w.Value])).ToArray();
         var clean = FinishHere(tid, [.. here]);
         try
         {

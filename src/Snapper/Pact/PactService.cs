@@ -358,7 +358,7 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     {
         if (ticket.Gbid >= 0)
         {
-            return new ValueTask<bool>(FinishGlobalAsync(ticket.Tid, accessInfo));
+            return new ValueTask<bool>(FinishGlobalAsync(ticket.Tid, ticket.Gbid, accessInfo));
         }
 
         var clean = true;

@@ -34,6 +34,8 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     private readonly Dictionary<long, ActEntry> _acts = new();
     private readonly bool _gateOff = unsafeSkipHybridGate && hybrid == HybridScheduling.CommittedBatchesOnly;
     private SubBatch? _running;
+    // The bids the latest cascading aborts dropped here, as (keptUpTo, last dropped]: the token may still name them as prev_bid.
+    private readonly Queue<(long After, long UpTo)> _dropped = new();
     private long _lastCompletedBid = -1;
     private long _lastCommittedBid = -1;
     private long _actPosition = -1;
@@ -247,8 +249,10 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     {
         lock (Gate)
         {
+            var droppedUpTo = -1L;
             foreach (var batch in _batches.Values.Where(b => b.Bid > keptUpTo).ToArray())
             {
+                droppedUpTo = Math.Max(droppedUpTo, batch.Bid);
                 foreach (var tid in batch.Tids)
                 {
                     if (_pacts.Remove(tid, out var slot))
@@ -262,6 +266,15 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
 
             // Batches kept because their commit record is being written completed everywhere; a batch kept because it comes
             // before a global part the master aborted (a cluster) may still be running, and goes on.
+            if (droppedUpTo > keptUpTo)
+            {
+                _dropped.Enqueue((keptUpTo, droppedUpTo));
+                if (_dropped.Count > 16)
+                {
+                    _dropped.Dequeue();
+                }
+            }
+
             if (_running is { } running && running.Bid > keptUpTo)
             {
                 _running = null;
@@ -497,13 +510,14 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     }
 
     /// <summary>
-    /// Whether <paramref name="batch"/>'s prev_bid is gone from here (a cascading abort dropped it: the token still names
-    /// aborted batches) and every earlier batch here has completed, so nothing before it is left to run. A sub-batch is
-    /// delivered after its prev_bid's (emission delivers in bid order), so "gone" never means "not arrived yet".
+    /// Whether <paramref name="batch"/>'s prev_bid was dropped here by a cascading abort (the token still names aborted
+    /// batches) and every earlier batch here has completed, so nothing before it is left to run. Needed in a cluster,
+    /// where batches kept by an abort may still be unresolved, so <see cref="IBatchStatus.ResolvedBid"/> stays below the
+    /// dropped ones for a while.
     /// </summary>
     private bool PrevDroppedHere(SubBatch batch)
     {
-        if (batch.PrevBid < 0 || _batches.ContainsKey(batch.PrevBid))
+        if (batch.PrevBid < 0 || !_dropped.Any(range => batch.PrevBid > range.After && batch.PrevBid <= range.UpTo))
         {
             return false;
         }

@@ -163,6 +163,26 @@ public sealed class SnapperDTests(SnapperDFixture fixture, ITestOutputHelper out
         Assert.Equal(10m, await BalanceOf(b));
     }
 
+    [Fact]
+    public async Task A_global_pact_that_leaves_a_declared_actor_on_the_other_worker_unused_commits()
+    {
+        var a = fixture.OnWorker(0, 2);
+        var unused = fixture.OnWorker(1, 1)[0];
+        await Fund([.. a, unused], 30m);
+        var from = Account(a[0]);
+
+        // Declares worker 1's actor but never calls it: its access there is released by Finish, which may reach worker 1
+        // before the global batch does.
+        for (var i = 0; i < 20; i++)
+        {
+            await RetryCascading(() => from.StartTxn(from.Transfer, new Transfer(i, a[1], 1m), ActorAccessInfo.Of(from, Account(a[1]), Account(unused))));
+        }
+
+        Assert.Equal(10m, await BalanceOf(a[0]));
+        Assert.Equal(50m, await BalanceOf(a[1]));
+        Assert.Equal(30m, await BalanceOf(unused));
+    }
+
     [Theory]
     [InlineData(71, 0.0)]
     [InlineData(72, 1.0)]
