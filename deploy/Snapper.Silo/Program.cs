@@ -49,6 +49,8 @@ Log.Logger = new LoggerConfiguration()
     .MinimumLevel.Override("Microsoft.Extensions.Hosting", LogEventLevel.Fatal)
     // Orleans' placement retries log every placement through Polly at information: thousands of lines a second.
     .MinimumLevel.Override("Polly", LogEventLevel.Warning)
+    // A line per connection opened or closed, including every port probe of deploy/cluster-status.sh.
+    .MinimumLevel.Override("Orleans.Runtime.Messaging", LogEventLevel.Warning)
     .Enrich.WithProperty("Silo", settings.Name)
     // Stack traces go to the file only: the console (the deploy scripts' .out file) keeps one line per warning.
     .WriteTo.Console(restrictedToMinimumLevel: LogEventLevel.Warning, outputTemplate: "[{Timestamp:HH:mm:ss} {Level:u3}] {SourceContext}: {Message:lj}{NewLine}")
