@@ -142,3 +142,20 @@ stop_silos() {
     sleep 0.3
   done
 }
+
+# Stops the Redis the start script started (recorded in redis.pid): SIGTERM, SIGKILL after 10 s.
+stop_redis() {
+  local pid
+  pid="$(recorded_pid redis)"
+  [ -n "$pid" ] || return 0
+  if alive "$pid" redis-server; then
+    echo "redis: SIGTERM sent to pid $pid"
+    kill -TERM "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do alive "$pid" redis-server || break; sleep 0.2; done
+    if alive "$pid" redis-server; then
+      echo "redis still running after 10s: SIGKILL"
+      kill -KILL "$pid" 2>/dev/null || true
+    fi
+  fi
+  rm -f "$run_dir/redis.pid"
+}

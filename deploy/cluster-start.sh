@@ -79,22 +79,23 @@ mkdir -p "$run_dir"
 started_redis=0 launched=()
 finish() {
   local status=$?
-  if [ $status -ne 0 ]; then
+  if [ $status -ne 0 ] && { [ ${#launched[@]} -gt 0 ] || [ $started_redis -eq 1 ]; }; then
     echo "cluster start failed; stopping what it started" >&2
     [ ${#launched[@]} -gt 0 ] && stop_silos 30 "${launched[@]}" || true
-    if [ $started_redis -eq 1 ] && alive "$(recorded_pid redis)" redis-server; then
-      kill -TERM "$(recorded_pid redis)" 2>/dev/null || true
-      rm -f "$run_dir/redis.pid"
-    fi
+    [ $started_redis -eq 1 ] && stop_redis || true
   fi
 }
 trap finish EXIT
 
 # Redis: use the one at the address; start one when the address is this machine's and nothing answers.
 answer="$(redis_ping)"
-if [ -n "$answer" ]; then
-  [[ "$answer" == +PONG* ]] || echo "warning: $redis answered PING with '$answer' (a password or not Redis?)" >&2
+if [[ "$answer" == +PONG* ]]; then
   note "Redis at $redis answers; using it"
+elif [[ "$answer" == -* ]]; then
+  # A Redis error reply (e.g. -NOAUTH): Redis is there; the silos' own connection reports what it refuses.
+  echo "warning: Redis at $redis answered PING with '$answer'; pass its options in --redis (e.g. host:port,password=...)" >&2
+elif [ -n "$answer" ] || port_open "$redis_host" "$redis_port"; then
+  die "something at $redis accepts connections but does not answer PING as Redis does${answer:+ (it said '$answer')}"
 elif redis_is_local; then
   if ! command -v redis-server >/dev/null; then
     note "redis-server is not installed; installing it with apt-get (log: $run_dir/apt.log)"

@@ -40,14 +40,5 @@ for n in "${names[@]}"; do
   if alive "$pid"; then echo "warning: $n (pid $pid) is still running" >&2; else rm -f "$run_dir/$n.pid"; fi
 done
 
-redis_pid="$(recorded_pid redis)"
-if [ -n "$redis_pid" ] && [ $keep_redis -eq 0 ]; then
-  if alive "$redis_pid" redis-server; then
-    echo "redis: SIGTERM sent to pid $redis_pid"
-    kill -TERM "$redis_pid" 2>/dev/null || true
-    for _ in $(seq 1 50); do alive "$redis_pid" redis-server || break; sleep 0.2; done
-    if alive "$redis_pid" redis-server; then echo "redis still running after 10s: SIGKILL"; kill -KILL "$redis_pid" 2>/dev/null || true; fi
-  fi
-  rm -f "$run_dir/redis.pid"
-fi
+[ $keep_redis -eq 1 ] || stop_redis
 echo "cluster under $data stopped"
