@@ -180,4 +180,5 @@ if [ -n "$first_worker" ]; then
   echo "Clients connect to a worker's gateway, e.g.:"
   echo "  dotnet run -c Release --project benchmarks/Snapper.Runner -- --cluster $(silo_field "$first_worker" gateway) --quick --modes NT,ACT"
 fi
-echo "Status: deploy/cluster-status.sh --data $data   Stop: deploy/cluster-stop.sh --data $data"
+data_flag=""; [ "$data" = "$default_data" ] || data_flag=" --data $data"
+echo "Status: deploy/cluster-status.sh$data_flag   Stop: deploy/cluster-stop.sh$data_flag"

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Shows each silo of the cluster cluster-start.sh started under DATA: role, pid, whether it is up (process alive and
 # gateway accepting connections), ports, data folder and the last line of its log; then Redis. Exits 0 when every
-# silo is up, 3 when one is not (so a script can wait on it).
+# silo is up, 3 when one is not (so a script can wait on it). A silo is up (alive, gateway open), starting (alive,
+# gateway not open yet), dead (killed or crashed) or stopped (by cluster-stop.sh).
 #
 #   deploy/cluster-status.sh [--data DIR]
 set -euo pipefail
@@ -24,8 +25,10 @@ for name in $cluster_silos; do
   pid="$(recorded_pid "$name")" gateway="$(silo_field "$name" gateway)"
   if alive "$pid"; then
     if port_open 127.0.0.1 "$gateway"; then state=up; else state=starting; all_up=0; fi
+  elif [ -n "$pid" ]; then
+    state=dead all_up=0 # recorded as running, but gone: killed or crashed
   else
-    state=dead all_up=0
+    state=stopped all_up=0 # stopped by cluster-stop.sh
   fi
   printf '%-10s %-7s %-8s %-8s %-10s %-8s %s\n' "$name" "$(silo_field "$name" role)" "${pid:--}" "$state" \
     "$(silo_field "$name" silo)" "$gateway" "$(silo_field "$name" data)"
@@ -38,7 +41,10 @@ done
 parse_redis "$cluster_redis"
 redis_pid="$(recorded_pid redis)"
 if [[ "$(redis_ping)" == +PONG* ]]; then redis_state=up; else redis_state="not answering"; fi
-if [ -n "$redis_pid" ]; then owner="started by cluster-start.sh, pid $redis_pid"; else owner="not started by these scripts"; fi
-echo "redis      $cluster_redis: $redis_state ($owner)"
+if [ -n "$redis_pid" ]; then
+  echo "redis      $cluster_redis: $redis_state (started by cluster-start.sh, pid $redis_pid)"
+else
+  echo "redis      $cluster_redis: $redis_state"
+fi
 echo "workers in the cluster: $cluster_workers; silos started here: $cluster_silos"
 [ $all_up -eq 1 ] || exit 3
