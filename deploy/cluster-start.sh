@@ -74,6 +74,10 @@ if [ -d "$run_dir" ]; then
   done
 fi
 mkdir -p "$run_dir"
+# Records of an earlier cluster in this folder (perhaps with other workers) would let kill and restart reach silos
+# that are not part of this one.
+rm -f "$run_dir"/*.cmd "$run_dir"/*.info
+for f in "$run_dir"/*.pid; do [ -e "$f" ] && [ "$(basename "$f")" != redis.pid ] && rm -f "$f"; done
 
 # Everything started from here on is stopped again if the start does not finish.
 started_redis=0 launched=()
@@ -86,6 +90,7 @@ finish() {
   fi
 }
 trap finish EXIT
+trap 'exit 130' INT TERM # so that an interrupted start also runs finish
 
 # Redis: use the one at the address; start one when the address is this machine's and nothing answers.
 answer="$(redis_ping)"
@@ -167,7 +172,7 @@ if [ ${#workers_here[@]} -gt 0 ]; then
   for name in "${workers_here[@]}"; do wait_silo "$name" "$timeout"; done
 fi
 
-trap - EXIT
+trap - EXIT INT TERM
 echo
 printf '%-10s %-8s %-10s %-13s %s\n' SILO PID SILO-PORT GATEWAY DATA
 for name in "${names[@]}"; do
