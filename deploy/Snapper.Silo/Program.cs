@@ -1,22 +1,122 @@
+using System.Globalization;
 using Microsoft.Extensions.Configuration;
+using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using Orleans.Configuration;
+using Serilog;
+using Serilog.Events;
+using Snapper.Hosting;
+using Snapper.Silo;
 using Snapper.Workloads;
 
-// A silo with localhost clustering that hosts Snapper and the benchmark workloads. Settings come from
-// configuration: e.g. --Silo:SiloPort 11111 --Silo:GatewayPort 30000 --Snapper:Coordinators 8. Each silo logs to
-// its own data folder (--Silo:DataFolder, default data/silo-<port>; "off" keeps everything in memory).
-var builder = Host.CreateApplicationBuilder(args);
-builder.Logging.AddFilter("Orleans", LogLevel.Warning);
-var siloPort = builder.Configuration.GetValue("Silo:SiloPort", 11111);
-var gatewayPort = builder.Configuration.GetValue("Silo:GatewayPort", 30000);
-var dataFolder = builder.Configuration.GetValue("Silo:DataFolder", Path.Combine("data", $"silo-{siloPort}"))!;
-var durability = dataFolder == "off"
+// A stand-alone silo hosting Snapper and the benchmark workloads: an embedded silo with localhost clustering, or the
+// master or a worker of a SnapperD cluster whose silos share a Redis membership table. Flags (see SiloSettings):
+//   --role embedded|master|worker --workers N --worker-index K --redis host:port
+//   --silo-port P --gateway-port G --advertise IP --cluster-id ID --service-id ID --data DIR|off --log FILE
+// and any Snapper setting as --Snapper:Name value (e.g. --Snapper:Coordinators 8).
+var builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { Args = null });
+builder.Configuration.AddCommandLine(args, SiloSettings.SwitchMappings);
+
+SiloSettings settings;
+try
+{
+    settings = SiloSettings.Read(builder.Configuration);
+}
+catch (SiloConfigurationException e)
+{
+    Console.Error.WriteLine($"Snapper silo: {e.Message}");
+    return 2;
+}
+
+// Snapper's options bind from the same configuration: write the role back in its canonical spelling, and give master
+// and workers the hybrid scheduling their validator requires unless the operator chose one (batch ids are numbered per
+// worker, so the serializability check of an embedded silo cannot compare them).
+builder.Configuration["Snapper:Role"] = settings.Role.ToString();
+builder.Configuration["Snapper:Workers"] = settings.Workers.ToString(CultureInfo.InvariantCulture);
+if (settings.Role != SiloRole.Embedded && string.IsNullOrEmpty(builder.Configuration["Snapper:HybridScheduling"]))
+{
+    builder.Configuration["Snapper:HybridScheduling"] = nameof(HybridScheduling.CommittedBatchesOnly);
+}
+
+Directory.CreateDirectory(Path.GetDirectoryName(settings.LogFile)!);
+Log.Logger = new LoggerConfiguration()
+    .MinimumLevel.Information()
+    // Orleans' information lines (membership changes, silos declared dead) are what an operator reads after a crash.
+    .MinimumLevel.Override("Microsoft", LogEventLevel.Warning)
+    // The host logs a failed start with its whole stack; this program logs it once below, with one line on the console.
+    .MinimumLevel.Override("Microsoft.Extensions.Hosting", LogEventLevel.Fatal)
+    // Orleans' placement retries log every placement through Polly at information: thousands of lines a second.
+    .MinimumLevel.Override("Polly", LogEventLevel.Warning)
+    // A line per connection opened or closed, including every port probe of deploy/cluster-status.sh.
+    .MinimumLevel.Override("Orleans.Runtime.Messaging", LogEventLevel.Warning)
+    .Enrich.WithProperty("Silo", settings.Name)
+    // Stack traces go to the file only: the console (the deploy scripts' .out file) keeps one line per warning.
+    .WriteTo.Console(restrictedToMinimumLevel: LogEventLevel.Warning, outputTemplate: "[{Timestamp:HH:mm:ss} {Level:u3}] {SourceContext}: {Message:lj}{NewLine}")
+    .WriteTo.File(settings.LogFile, outputTemplate: "{Timestamp:yyyy-MM-dd HH:mm:ss.fff} [{Level:u3}] {SourceContext}: {Message:lj}{NewLine}{Exception}")
+    .CreateLogger();
+builder.Logging.ClearProviders();
+builder.Services.AddSerilog();
+
+var durability = settings.DataFolder is null
     ? BenchmarkDurability.InMemory
-    : new BenchmarkDurability("fsync", Path.GetFullPath(dataFolder), Fsync: true, CheckpointInterval: TimeSpan.FromMinutes(1));
-builder.UseOrleans(silo => silo
-    .UseLocalhostClustering(siloPort, gatewayPort)
-    .ConfigureBenchmarks(builder.Configuration, durability));
+    : new BenchmarkDurability("fsync", settings.DataFolder, Fsync: true, CheckpointInterval: TimeSpan.FromMinutes(1));
+builder.UseOrleans(silo =>
+{
+    // The name shows in the membership table (and Orleans' logs), so an operator sees which silo an entry is.
+    silo.Configure<SiloOptions>(o => o.SiloName = settings.Name);
+    if (settings.Redis is null)
+    {
+        silo.UseLocalhostClustering(settings.SiloPort, settings.GatewayPort, serviceId: settings.ServiceId, clusterId: settings.ClusterId);
+    }
+    else
+    {
+        silo.UseRedisClustering(settings.Redis)
+            .Configure<ClusterOptions>(o =>
+            {
+                o.ClusterId = settings.ClusterId;
+                o.ServiceId = settings.ServiceId;
+            })
+            // Listening on every address when advertising a routable one lets a client on this host still use
+            // localhost:gateway (the runner's --cluster does), while other hosts use the advertised address.
+            .ConfigureEndpoints(settings.AdvertisedAddress, settings.SiloPort, settings.GatewayPort,
+                listenOnAnyHostAddress: !System.Net.IPAddress.IsLoopback(settings.AdvertisedAddress));
+    }
+
+    silo.ConfigureBenchmarks(builder.Configuration, durability);
+});
+
 using var host = builder.Build();
-Console.WriteLine($"Snapper silo: silo port {siloPort}, gateway port {gatewayPort}, data {durability.DataFolder ?? "in memory"}. Ctrl+C stops it.");
-await host.RunAsync();
+var logger = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Snapper.Silo");
+var description = $"{settings.Name} (role {settings.Role}, {settings.Workers} worker(s)), silo port {settings.SiloPort}, gateway port {settings.GatewayPort}, " +
+    $"advertised {settings.AdvertisedAddress}, clustering {(settings.Redis is null ? "localhost" : "redis " + settings.Redis)}, " +
+    $"cluster {settings.ClusterId}/{settings.ServiceId}, data {settings.DataFolder ?? "in memory"}, log {settings.LogFile}, pid {Environment.ProcessId}";
+logger.LogInformation("Snapper silo starting: {Description}", description);
+try
+{
+    await host.StartAsync();
+}
+catch (OptionsValidationException e)
+{
+    // Snapper's own settings (--Snapper:...) rejected: one line per problem, without a stack trace.
+    logger.LogCritical("Snapper silo could not start, settings rejected: {Failures}", string.Join(" ", e.Failures));
+    Console.Error.WriteLine($"Snapper silo {settings.Name}: settings rejected: {string.Join(" ", e.Failures)}");
+    await Log.CloseAndFlushAsync();
+    return 2;
+}
+catch (Exception e)
+{
+    logger.LogCritical(e, "Snapper silo could not start");
+    Console.Error.WriteLine($"Snapper silo {settings.Name} could not start: {e.GetType().Name}: {e.Message} (details in {settings.LogFile})");
+    await Log.CloseAndFlushAsync();
+    return 1;
+}
+
+// The deploy scripts wait for this line in the log file to know the silo is up.
+logger.LogInformation("Snapper silo started: {Description}", description);
+Console.WriteLine($"Snapper silo started: {description}. Ctrl+C or SIGTERM stops it.");
+await host.WaitForShutdownAsync();
+logger.LogInformation("Snapper silo stopped: {Name}", settings.Name);
+await Log.CloseAndFlushAsync();
+return 0;
