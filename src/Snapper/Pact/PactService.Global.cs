@@ -118,6 +118,15 @@ internal sealed partial class PactService
             }
             catch (TimeoutException)
             {
+                lock (_gate)
+                {
+                    // Nobody else waits on it past the bound: the entry must not outlive the wait.
+                    if (_globalWaiters.TryGetValue(gbid, out var waiting) && waiting.Task == merged)
+                    {
+                        _globalWaiters.Remove(gbid);
+                    }
+                }
+
                 throw new TransactionAbortedException(tid, AbortReason.OrderingFailed, $"its global batch {gbid} did not reach worker {_workerIndex} within {_executionTimeout}.");
             }
         }

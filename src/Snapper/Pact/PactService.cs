@@ -299,12 +299,15 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     /// </summary>
     public void Doom(TransactionAbortedException reason)
     {
-        long globalPart;
-        lock (_gate)
+        var globalPart = -1L;
+        if (IsClustered)
         {
-            if (!_globalTidBids.TryGetValue(reason.Tid, out globalPart))
+            lock (_gate)
             {
-                globalPart = -1;
+                if (!_globalTidBids.TryGetValue(reason.Tid, out globalPart))
+                {
+                    globalPart = -1;
+                }
             }
         }
 
