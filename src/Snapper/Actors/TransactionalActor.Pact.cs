@@ -105,6 +105,7 @@ public abstract partial class TransactionalActor<TState>
         }
         catch (TransactionAbortedException refused)
         {
+            refused = _runtime.Ordering.Explain(context, refused);
             _runtime.Ordering.Doom(refused);
             return (null, refused, false);
         }

@@ -23,6 +23,12 @@ internal interface IPactOrdering
     /// </summary>
     Task WhenGlobalMergedAsync(TxnContext context);
 
+    /// <summary>
+    /// The reason a call's refusal should carry: a call of a global PACT whose part this worker already dropped in a
+    /// cascading abort finds no declaration here, and is <see cref="AbortReason.CascadingAbort"/>, not an undeclared access.
+    /// </summary>
+    TransactionAbortedException Explain(TxnContext context, TransactionAbortedException refused);
+
     /// <summary>The PACT failed: its batch and every later uncommitted one abort.</summary>
     void Abort(PactTicket failed, TransactionAbortedException reason);
 

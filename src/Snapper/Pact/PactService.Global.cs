@@ -132,6 +132,23 @@ internal sealed partial class PactService
         }
     }
 
+    public TransactionAbortedException Explain(TxnContext context, TransactionAbortedException refused)
+    {
+        if (context.GlobalBid <= 0 || refused.Reason != AbortReason.UndeclaredAccess)
+        {
+            return refused;
+        }
+
+        lock (_gate)
+        {
+            // Merged here and gone while one of its PACTs still calls: it can only have aborted (a commit waits for the PACT).
+            var dropped = IsGlobalAborted(context.GlobalBid) || (context.GlobalBid <= _lastGlobalEmitted && !_globalParts.ContainsKey(context.GlobalBid));
+            return dropped
+                ? new TransactionAbortedException(context.Tid, AbortReason.CascadingAbort, $"its global batch {context.GlobalBid} was aborted.")
+                : refused;
+        }
+    }
+
     private bool IsGlobalAborted(long gbid) => _abortedGlobal.Any(range => gbid >= range.From && gbid <= range.To);
 
     /// <summary>A sub-batch from the master: queued for the token, which merges it into the local order.</summary>
