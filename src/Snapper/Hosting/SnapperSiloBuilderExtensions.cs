@@ -85,6 +85,7 @@ public static class SnapperSiloBuilderExtensions
         services.TryAddSingleton<Cluster.ClusterRoster>();
         services.TryAddSingleton<Cluster.SnapperPlacementDirector>();
         services.TryAddSingleton<Cluster.GlobalPactService>();
+        services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>, Cluster.InDoubtResolver>();
         services.AddPlacementDirector<Cluster.TransactionalActorPlacement>(sp => sp.GetRequiredService<Cluster.SnapperPlacementDirector>());
         services.AddPlacementDirector<Cluster.MasterPlacement>(sp => sp.GetRequiredService<Cluster.SnapperPlacementDirector>());
         services.AddPlacementDirector<Cluster.WorkerPlacement>(sp => sp.GetRequiredService<Cluster.SnapperPlacementDirector>());

@@ -31,8 +31,8 @@ public sealed class LogImageTests : IDisposable
     {
         await using (var log = Open())
         {
-            await log.AppendCommitAsync(10, awaitingAcks: true, [LogRecord.StateWritten(LoggedTxnKind.Act, 10, A, 1, [1]), LogRecord.CommittedAwaitingAcks(10)]);
-            await log.AppendCommitAsync(11, awaitingAcks: true, [LogRecord.StateWritten(LoggedTxnKind.Act, 11, A, 2, [2]), LogRecord.CommittedAwaitingAcks(11)]);
+            await log.AppendCommitAsync(10, awaitingAcks: true, [LogRecord.StateWritten(LoggedTxnKind.Act, 10, A, 1, [1]), LogRecord.CommittedAwaitingAcks(LoggedTxnKind.Act, 10)]);
+            await log.AppendCommitAsync(11, awaitingAcks: true, [LogRecord.StateWritten(LoggedTxnKind.Act, 11, A, 2, [2]), LogRecord.CommittedAwaitingAcks(LoggedTxnKind.Act, 11)]);
             await log.AppendCommitAsync(12, awaitingAcks: false, [LogRecord.StateWritten(LoggedTxnKind.Act, 12, A, 3, [3]), LogRecord.Committed(LoggedTxnKind.Act, 12)]);
             Assert.True(log.IsUnacknowledgedCommit(10));
             Assert.False(log.IsUnacknowledgedCommit(12));
