@@ -58,10 +58,12 @@ internal sealed class GlobalPactService : IDisposable
     private long _lastGbid = -1;
 
     private readonly SnapperTestHooks _testHooks;
+    private readonly TidRanges _tidRanges;
 
     public GlobalPactService(IOptions<SnapperOptions> options, IGrainFactory grains, WriteAheadLog log, SnapperMetrics metrics,
-        ILogger<GlobalPactService> logger, ActorPlacementMap placement, SnapperTestHooks testHooks)
+        ILogger<GlobalPactService> logger, ActorPlacementMap placement, SnapperTestHooks testHooks, TidRanges tidRanges)
     {
+        _tidRanges = tidRanges;
         _testHooks = testHooks;
         _grains = grains;
         _log = log;
@@ -149,7 +151,7 @@ internal sealed class GlobalPactService : IDisposable
                 if (_nextTid + pacts.Count > _rangeEnd)
                 {
                     var size = Math.Max(MinTidRange, pacts.Count);
-                    _nextTid = await _grains.GetGrain<ITidSequencerGrain>(0).Reserve(size);
+                    _nextTid = await _tidRanges.ReserveAsync(size);
                     _rangeEnd = _nextTid + size;
                 }
 

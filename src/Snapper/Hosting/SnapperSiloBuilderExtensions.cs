@@ -79,6 +79,7 @@ public static class SnapperSiloBuilderExtensions
         services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>, TransactionalActorClassCheck>();
         services.TryAddSingleton<SnapperRuntime>();
         services.TryAddSingleton<Coordination.ActTidSource>();
+        services.TryAddSingleton<Coordination.TidRanges>();
         services.TryAddSingleton<ActorDirectory>();
         services.TryAddSingleton<SnapperTestHooks>();
         services.TryAddSingleton<Cluster.ActorPlacementMap>();

@@ -92,10 +92,12 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     private long _resolvedTid = -1;
     private long _resolvedBid = -1;
     private long _lastBid = -1;
+    private readonly Coordination.TidRanges _tidRanges;
 
     public PactService(IOptions<SnapperOptions> options, IGrainFactory grains, SnapperMetrics metrics, ILogger<PactService> logger,
-        WriteAheadLog log, Serializer serializer, SnapperTestHooks testHooks, Cluster.ActorPlacementMap placement)
+        WriteAheadLog log, Serializer serializer, SnapperTestHooks testHooks, Cluster.ActorPlacementMap placement, Coordination.TidRanges tidRanges)
     {
+        _tidRanges = tidRanges;
         _placement = placement;
         _workerIndex = options.Value.WorkerIndex;
         _globalShortcut = options.Value.GlobalCommitShortcut;

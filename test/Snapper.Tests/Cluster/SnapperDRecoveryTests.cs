@@ -183,6 +183,55 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
         Assert.Equal(75m, await BalanceOf(a));
     }
 
+    [Fact]
+    public async Task A_stopped_worker_fails_only_the_transactions_that_need_it_and_serves_again_after_its_restart()
+    {
+        var (a, a2, b) = (OnWorker(0), OnWorker(0), OnWorker(1));
+        await Fund(a, a2, b);
+        await StopAsync(2);
+
+        var from = Account(a);
+        var started = DateTime.UtcNow;
+        var failure = await Assert.ThrowsAnyAsync<SnapperException>(() =>
+            from.StartTxn(from.Transfer, new Transfer(1, b, 10m), ActorAccessInfo.Of(from, Account(b))));
+        _output.WriteLine($"global PACT with worker 1 down: {failure.GetType().Name}: {failure.Message} after {DateTime.UtcNow - started}");
+        Assert.True(failure is WorkerUnavailableException or TransactionAbortedException, failure.ToString());
+        await Assert.ThrowsAnyAsync<SnapperException>(() => from.StartTxn(from.Transfer, new Transfer(2, b, 10m)));
+
+        // Worker 0 alone keeps serving, PACTs and ACTs.
+        await from.StartTxn(from.Transfer, new Transfer(3, a2, 5m), ActorAccessInfo.Of(from, Account(a2)));
+        await from.StartTxn(from.Transfer, new Transfer(4, a2, 5m));
+
+        await StartAsync(2);
+        await from.StartTxn(from.Transfer, new Transfer(5, b, 20m), ActorAccessInfo.Of(from, Account(b)));
+        Assert.Equal(70m, await BalanceOf(a));
+        Assert.Equal(110m, await BalanceOf(a2));
+        Assert.Equal(120m, await BalanceOf(b));
+    }
+
+    [Fact]
+    public async Task A_stopped_master_fails_global_pacts_with_a_typed_error_while_local_work_continues()
+    {
+        var (a, a2, b) = (OnWorker(0), OnWorker(0), OnWorker(1));
+        await Fund(a, a2, b);
+        await StopAsync(0);
+
+        var from = Account(a);
+        var failure = await Assert.ThrowsAnyAsync<SnapperException>(() =>
+            from.StartTxn(from.Transfer, new Transfer(1, b, 10m), ActorAccessInfo.Of(from, Account(b))));
+        _output.WriteLine($"global PACT with the master down: {failure.GetType().Name}: {failure.Message}");
+        Assert.True(failure is WorkerUnavailableException or TransactionAbortedException, failure.ToString());
+
+        await from.StartTxn(from.Transfer, new Transfer(2, a2, 5m), ActorAccessInfo.Of(from, Account(a2)));
+        await from.StartTxn(from.Transfer, new Transfer(3, b, 5m)); // an ACT across workers needs no master while its silo holds tids
+
+        await StartAsync(0);
+        await from.StartTxn(from.Transfer, new Transfer(4, b, 20m), ActorAccessInfo.Of(from, Account(b)));
+        Assert.Equal(70m, await BalanceOf(a));
+        Assert.Equal(105m, await BalanceOf(a2));
+        Assert.Equal(125m, await BalanceOf(b));
+    }
+
     private long OnWorker(int worker)
     {
         while (true)
