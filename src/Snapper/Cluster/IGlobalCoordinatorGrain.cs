@@ -38,8 +38,10 @@ internal interface IWorkerPactGrain : IGrainWithIntegerKey
     /// <summary>The master committed global batch <paramref name="gbid"/>; completes when this worker committed its part.</summary>
     Task Commit(long gbid);
 
-    /// <summary>The master aborted the global batches from <paramref name="fromGbid"/> to <paramref name="toGbid"/>.</summary>
-    [OneWay]
+    /// <summary>
+    /// The master aborted the global batches from <paramref name="fromGbid"/> to <paramref name="toGbid"/>; completes when
+    /// the worker dropped its parts (the master emits nothing later before, see <see cref="GlobalPactService"/>).
+    /// </summary>
     Task AbortFrom(long fromGbid, long toGbid, TransactionAbortedException reason);
 
     /// <summary>
