@@ -210,7 +210,8 @@ root.SetAction(async (parse, cancellationToken) =>
                         var problem = await point.CheckConsistencyAsync(grains, mode, cancellationToken);
                         result = result with { Parameters = [new("log", durability.Name), .. tags, .. result.Parameters], ConsistencyError = problem };
                         Console.WriteLine($"  -> {result.CommittedPerSecond:N0} txn/s, p50 {result.P50Ms:F2} ms, p99 {result.P99Ms:F2} ms, " +
-                            $"aborts {result.AbortRate:P1}, log {result.LogBytesPerTxn:N0} B and {result.FsyncsPerTxn:F3} fsyncs per txn, consistency {problem ?? "ok"}");
+                            $"aborts {result.AbortRate:P1}, {(double.IsNaN(result.LogBytesPerTxn) ? "" : $"log {result.LogBytesPerTxn:N0} B and {result.FsyncsPerTxn:F3} fsyncs per txn, ")}" +
+                            $"consistency {problem ?? "ok"}");
                         if (result.Usage is { Count: > 0 })
                         {
                             Console.WriteLine($"     {UsageOutput.Line(result)}");
