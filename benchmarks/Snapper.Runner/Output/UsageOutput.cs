@@ -9,15 +9,15 @@ namespace Snapper.Runner.Output;
 /// <summary>
 /// What each silo of a cluster (and the runner, as <c>client</c>) used per measured cell: <c>cpu.csv</c> next to
 /// results.csv, one row per (cell, process), with the cell's <c>workload,mode,params</c> as in results.csv, then
-/// <c>silo,cpu_s,wall_s,cpu_pct_of_core,committed,cpu_us_per_txn,pact_batches,pacts_per_batch,cpu_us_per_batched_pact,cpu_us_per_batch</c>:
-/// CPU seconds (user + system) over the measured epochs, their length, CPU as a percentage of one core, the cell's
+/// <c>silo,cpu_s,user_s,system_s,wall_s,cpu_pct_of_core,committed,cpu_us_per_txn,pact_batches,pacts_per_batch,cpu_us_per_batched_pact,cpu_us_per_batch</c>:
+/// CPU seconds (user + system, then each) over the measured epochs, their length, CPU as a percentage of one core, the cell's
 /// committed transactions and the process's CPU microseconds per committed transaction; then the PACT batches the
 /// silo emitted in the cell (the master's are global batches, a worker's its local ones), PACTs per batch, and its CPU
 /// per PACT it batched and per batch (empty where the silo emitted none or keeps no stats file).
 /// </summary>
 public static class UsageOutput
 {
-    public const string Header = "workload,mode,params,silo,cpu_s,wall_s,cpu_pct_of_core,committed,cpu_us_per_txn,pact_batches,pacts_per_batch,cpu_us_per_batched_pact,cpu_us_per_batch";
+    public const string Header = "workload,mode,params,silo,cpu_s,user_s,system_s,wall_s,cpu_pct_of_core,committed,cpu_us_per_txn,pact_batches,pacts_per_batch,cpu_us_per_batched_pact,cpu_us_per_batch";
 
     public static void Write(string path, IEnumerable<RunResult> results)
     {
@@ -33,6 +33,8 @@ public static class UsageOutput
                     r.ParamsText,
                     u.Name,
                     F(u.CpuSeconds, "F3"),
+                    F(u.UserSeconds, "F3"),
+                    F(u.SystemSeconds, "F3"),
                     F(u.WallSeconds, "F3"),
                     F(u.PercentOfCore, "F1"),
                     r.Committed.ToString(CultureInfo.InvariantCulture),
