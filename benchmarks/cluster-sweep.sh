@@ -7,7 +7,8 @@
 #
 #   1. cluster-dist/          NT, ACT and PACT at dist% 0,25,50,75,100 (txnsize 4, distlevel 2, uniform within each
 #                             worker) on a cluster with both global-PACT optimizations on (commit shortcut, tuned
-#                             batching with --interval); cpu.csv has each silo's CPU per cell.
+#                             batching with --interval); cpu.csv has each silo's CPU per cell; sweep-info.txt the
+#                             commit, the machine's load and the wall time of the whole sweep.
 #   2. cluster-dist/skewed/   PACT against Orleans Transactions at dist% 50 with a hot set of 1 % per worker, same cluster.
 #   3. cluster-optimizations/ PACT at dist% 100 and 0 under the four combinations of the commit shortcut
 #                             (Snapper:GlobalCommitShortcut) and tuned batching (Snapper:GlobalBatchInterval = --interval
@@ -104,7 +105,7 @@ dotnet build -c Release benchmarks/Snapper.Runner -nologo -v quiet >/dev/null
   echo "started: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "command: $command_line"
-} >"$out/cluster-sweep-info.txt"
+} >"$dist_out/sweep-info.txt"
 
 # 1 and 2: one cluster with both optimizations on.
 start_cluster true "$interval"
@@ -143,6 +144,6 @@ dotnet run -c Release --project benchmarks/Snapper.Runner --no-build -- --replot
   echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "wall time: $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s"
   echo "failed steps: ${failed[*]:-none}"
-} >>"$out/cluster-sweep-info.txt"
-cat "$out/cluster-sweep-info.txt"
+} >>"$dist_out/sweep-info.txt"
+cat "$dist_out/sweep-info.txt"
 [ ${#failed[@]} -eq 0 ]
