@@ -105,7 +105,17 @@ root.SetAction(async (parse, cancellationToken) =>
         return 2;
     }
 
-    var clusterData = parse.GetValue(clusterDataOption) is { } clusterFolder ? ClusterFolder.Read(clusterFolder) : null;
+    ClusterFolder? clusterData = null;
+    try
+    {
+        clusterData = parse.GetValue(clusterDataOption) is { } clusterFolder ? ClusterFolder.Read(clusterFolder) : null;
+    }
+    catch (ArgumentException e)
+    {
+        Console.Error.WriteLine(e.Message);
+        return 2;
+    }
+
     var cluster = parse.GetValue(clusterOption) ?? clusterData?.FirstWorkerGateway();
     if (clusterData is not null && cluster is null)
     {
@@ -119,6 +129,12 @@ root.SetAction(async (parse, cancellationToken) =>
     if (spread is not null && (cluster is null || spread.Workers < 1 || workloadName != "smallbank"))
     {
         Console.Error.WriteLine("--dist-percent needs --cluster, the cluster's workers (--workers N or --cluster-data DIR) and the smallbank workload.");
+        return 2;
+    }
+
+    if (spread is not null && (spread.Percents.Any(p => p is < 0 or > 100) || (spread.Percents.Any(p => p > 0) && (spread.Level < 2 || spread.Level > spread.Workers))))
+    {
+        Console.Error.WriteLine($"--dist-percent takes percentages from 0 to 100, and distributed transactions need a --txn-dist-level from 2 to the cluster's {spread.Workers} worker(s) (was {spread.Level}).");
         return 2;
     }
 
