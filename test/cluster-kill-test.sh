@@ -15,17 +15,18 @@
 #   --silo-port P     the master's silo port, workers P+1, P+2 (default 11211)
 #   --gateway-port G  the master's gateway, workers G+1, G+2 (default 30100)
 #   --seed N          the load's random seed (default 1)
-#   --commits N       commits to wait for before the first kill and after each restart (default 300)
+#   --commits N       commits to wait for before the first kill and after each restart, a twentieth of them of each
+#                     kind (ACT/PACT x local/global) (default 1000)
 #   --no-kill         the same phases without killing anything: a check of the test itself, must pass
 #   --trx FILE        also write the result as a one-test .trx file (CI counts it)
 #
-# The phases are driven by the client's progress, not by timing: the script waits for N commits (a quarter of them
-# global) before it kills a silo, and for N more after each restart. Every wait is bounded.
+# The phases are driven by the client's progress, not by timing: the script waits for N commits (of every kind) before
+# it kills a silo, and for N more after each restart. Every wait is bounded.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo="$(pwd)"
 
-data="$repo/data/cluster-kill-test" redis_port=6392 silo_port=11211 gateway_port=30100 seed=1 commits=300 kill=1 trx=""
+data="$repo/data/cluster-kill-test" redis_port=6392 silo_port=11211 gateway_port=30100 seed=1 commits=1000 kill=1 trx=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --data) data="${2:?--data needs a folder}"; shift 2 ;;
@@ -135,20 +136,27 @@ set_phase() {
   note "phase $1"
 }
 
-field() { sed -n "s/.* $1=\([0-9]*\).*/\1/p" "$run/progress" 2>/dev/null; }
+# A count from the client's progress line (0 before the first one).
+field() { local v; v="$(sed -n "s/.* $1=\([0-9]*\).*/\1/p" "$run/progress" 2>/dev/null)"; echo "${v:-0}"; }
 
-# Waits, within BOUND seconds, until the client has COMMITS more commits than now, a quarter of them global; fails
-# (with WHY) when it does not, or when the client ended.
+kinds=(act_local act_global pact_local pact_global)
+
+# Waits, within BOUND seconds, until the client has COMMITS more commits than now, and each kind (ACT/PACT x
+# local/global) a twentieth of that: a restarted silo must take part in every kind of transaction again. Fails (with
+# WHY) when that does not happen in time, or when the client ended.
 wait_commits() {
-  local why="$1" bound="$2" base base_global deadline c g
-  base="$(field committed)" base_global="$(field committed_global)"
-  base="${base:-0}" base_global="${base_global:-0}"
+  local why="$1" bound="$2" deadline kind behind
+  local -A base=()
+  for kind in committed "${kinds[@]}"; do base[$kind]="$(field "$kind")"; done
   deadline=$((SECONDS + bound))
   while :; do
-    c="$(field committed)" g="$(field committed_global)"
-    c="${c:-0}" g="${g:-0}"
-    if [ $((c - base)) -ge "$commits" ] && [ $((g - base_global)) -ge $((commits / 4)) ]; then
-      note "$((c - base)) more commits ($((g - base_global)) global) $why: $(cut -d' ' -f2- "$run/progress")"
+    behind=""
+    [ $(($(field committed) - ${base[committed]:-0})) -ge "$commits" ] || behind="commits"
+    for kind in "${kinds[@]}"; do
+      [ $(($(field "$kind") - ${base[$kind]:-0})) -ge $((commits / 20)) ] || behind+=" $kind"
+    done
+    if [ -z "$behind" ]; then
+      note "$commits more commits $why: $(cut -d' ' -f2- "$run/progress")"
       return 0
     fi
     if ! kill -0 "$client_pid" 2>/dev/null; then
@@ -156,7 +164,7 @@ wait_commits() {
       return 1
     fi
     if [ $SECONDS -ge $deadline ]; then
-      fail "no progress $why: $((c - base)) commits ($((g - base_global)) global) in ${bound}s, waited for $commits ($((commits / 4)) global)"
+      fail "too little progress $why within ${bound}s (waited for $commits commits, $((commits / 20)) of each kind; short: $behind): $(cut -d' ' -f2- "$run/progress")"
       return 1
     fi
     sleep 0.5

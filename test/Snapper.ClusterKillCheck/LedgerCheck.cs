@@ -39,7 +39,7 @@ internal sealed class LedgerCheck(IReadOnlyCollection<Op> ops, LedgerAccounts ac
         var expected = opening * accounts.All.Length;
         if (total != expected)
         {
-            Violations.Add($"money not conserved: the accounts hold {total} in all, {expected} were opened ({total - expected:+#;-#} )");
+            Violations.Add($"money not conserved: the accounts hold {total} in all, {expected} were opened ({total - expected:+#;-#})");
         }
 
         CheckOrder();
@@ -65,7 +65,7 @@ internal sealed class LedgerCheck(IReadOnlyCollection<Op> ops, LedgerAccounts ac
 
         if (problem is not null)
         {
-            Violations.Add($"op {op.Id} {problem} on {lacks.Length} of its {op.To.Length + 1} accounts. {Describe(op)}; " +
+            Violations.Add($"op {op.Id} {problem} (on {has.Length} of its {op.To.Length + 1} accounts): {Describe(op)}; " +
                 $"has it: [{string.Join(", ", has.Select(accounts.Label))}]; lacks it: [{string.Join(", ", lacks.Select(accounts.Label))}]");
         }
     }

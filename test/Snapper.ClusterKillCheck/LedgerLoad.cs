@@ -15,7 +15,7 @@ internal sealed class LedgerLoad(IGrainFactory grains, LedgerAccounts accounts, 
     private readonly ConcurrentDictionary<long, Op> _ops = new();
     private readonly int[] _counts = new int[Enum.GetValues<Outcome>().Length];
     private readonly Stopwatch _clock = new();
-    private int _committedGlobal;
+    private readonly int[] _committedByKind = new int[4]; // ACT local, ACT global, PACT local, PACT global
     private long _nextOp;
     private volatile string _phase = "start";
     private volatile bool _stopping;
@@ -86,10 +86,7 @@ internal sealed class LedgerLoad(IGrainFactory grains, LedgerAccounts accounts, 
             Interlocked.Increment(ref _counts[(int)outcome]);
             if (outcome == Outcome.Committed)
             {
-                if (op.Global)
-                {
-                    Interlocked.Increment(ref _committedGlobal);
-                }
+                Interlocked.Increment(ref _committedByKind[KindIndex(op.Pact, op.Global)]);
             }
             else if (!(outcome == Outcome.Aborted && detail.StartsWith(nameof(AbortReason.WaitDie), StringComparison.Ordinal)))
             {
@@ -193,11 +190,16 @@ internal sealed class LedgerLoad(IGrainFactory grains, LedgerAccounts accounts, 
 
     private int Count(Outcome outcome) => Volatile.Read(ref _counts[(int)outcome]);
 
+    private static int KindIndex(bool pact, bool global) => (pact ? 2 : 0) + (global ? 1 : 0);
+
+    private int Committed(bool pact, bool global) => Volatile.Read(ref _committedByKind[KindIndex(pact, global)]);
+
     private string ProgressLine()
     {
         var started = Interlocked.Read(ref _nextOp);
         var finished = _counts.Sum();
-        return $"phase={_phase} started={started} committed={Count(Outcome.Committed)} committed_global={Volatile.Read(ref _committedGlobal)} " +
+        return $"phase={_phase} started={started} committed={Count(Outcome.Committed)} " +
+            $"act_local={Committed(false, false)} act_global={Committed(false, true)} pact_local={Committed(true, false)} pact_global={Committed(true, true)} " +
             $"aborted={Count(Outcome.Aborted)} unavailable={Count(Outcome.Unavailable)} in_doubt={Count(Outcome.InDoubt)} " +
             $"unknown={Count(Outcome.Unknown)} in_flight={started - finished}";
     }
