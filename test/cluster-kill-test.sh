@@ -50,9 +50,20 @@ cluster="$data/cluster" run="$data/client"
 client_dll="$repo/test/Snapper.ClusterKillCheck/bin/Release/net10.0/Snapper.ClusterKillCheck.dll"
 started=$SECONDS
 failures=()
-client_pid="" client_status=""
+client_pid="" client_status="" child=""
 
 note() { echo "== [$((SECONDS - started))s] $*"; }
+
+# Runs a command in the background and waits for it: bash runs a trap only once the foreground command ended, while
+# `wait` gives way to it at once, so a SIGTERM (CI's timeout) stops the test promptly even during a restart.
+run_child() {
+  "$@" &
+  child=$!
+  wait "$child"
+  local s=$?
+  child=""
+  return $s
+}
 fail() { echo "FAILURE: $*"; failures+=("$*"); }
 
 # The result as a .trx with one test, in the shape .ci/run counts (<Counters ... passed="N" failed="N" ...>).
@@ -82,10 +93,16 @@ EOF
 finish() {
   local status=$?
   trap - EXIT INT TERM
+  # A script still running (a start or restart) is stopped first, so it does not start a silo after the stop below
+  # (cluster-start.sh stops what it started when it gets SIGTERM).
+  if [ -n "$child" ] && kill -0 "$child" 2>/dev/null; then
+    kill -TERM "$child" 2>/dev/null
+    for _ in $(seq 1 150); do kill -0 "$child" 2>/dev/null || break; sleep 0.2; done
+  fi
   if [ -n "$client_pid" ] && kill -0 "$client_pid" 2>/dev/null; then
-    kill -TERM "$client_pid" 2>/dev/null
-    for _ in $(seq 1 50); do kill -0 "$client_pid" 2>/dev/null || break; sleep 0.2; done
-    kill -KILL "$client_pid" 2>/dev/null || true
+    # Its files are written at the end of its check, so there is nothing for it to save on the way out.
+    kill -KILL "$client_pid" 2>/dev/null
+    wait "$client_pid" 2>/dev/null
     [ -n "$client_status" ] || fail "the test was interrupted before the client finished"
   fi
   [ $status -eq 0 ] || [ ${#failures[@]} -gt 0 ] || fail "the script ended with status $status"
@@ -112,14 +129,14 @@ rm -rf "$run"
 mkdir -p "$run"
 
 note "building test/Snapper.ClusterKillCheck (Release)"
-if ! timeout 600 dotnet build -c Release test/Snapper.ClusterKillCheck -nologo -v quiet >"$run/build.log" 2>&1; then
+if ! run_child timeout 600 dotnet build -c Release test/Snapper.ClusterKillCheck -nologo -v quiet >"$run/build.log" 2>&1; then
   grep -E "error" "$run/build.log" | tail -n 20
   fail "the client did not build (log: $run/build.log)"
   exit 1
 fi
 
 note "starting the cluster: Redis localhost:$redis_port, master and 2 workers, data $cluster"
-if ! timeout 600 deploy/cluster-start.sh --workers 2 --redis "localhost:$redis_port" --data "$cluster" --fresh \
+if ! run_child timeout 600 deploy/cluster-start.sh --workers 2 --redis "localhost:$redis_port" --data "$cluster" --fresh \
     --silo-port "$silo_port" --gateway-port "$gateway_port" --timeout 180; then
   fail "deploy/cluster-start.sh failed"
   exit 1
@@ -174,10 +191,10 @@ wait_commits() {
 crash() {
   local role="$1" index="${2:-}" name="$1${2:+-$2}"
   set_phase "$name-down"
-  deploy/cluster-kill.sh "$role" $index --data "$cluster" || { fail "deploy/cluster-kill.sh $role $index failed"; return 1; }
+  run_child deploy/cluster-kill.sh "$role" $index --data "$cluster" || { fail "deploy/cluster-kill.sh $role $index failed"; return 1; }
   # The load goes on against the dead silo for a while: calls to it fail or hang, the others go on.
-  sleep 5
-  if ! timeout 300 deploy/cluster-restart.sh "$role" $index --data "$cluster" --timeout 180; then
+  run_child sleep 5
+  if ! run_child timeout 300 deploy/cluster-restart.sh "$role" $index --data "$cluster" --timeout 180; then
     fail "deploy/cluster-restart.sh $role $index failed"
     return 1
   fi
