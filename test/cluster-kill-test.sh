@@ -230,7 +230,7 @@ echo "----"
 case "$client_status" in
   0) ;;
   1) fail "the check found violations: $(grep -m1 '^FAIL' "$run/client.out") (listed above and in $run/violations.txt)" ;;
-  2) fail "the client could not make the check (see its output above)" ;;
+  2) fail "the check could not be made, or only on the accounts that answered: $(grep -m1 -E '^INCOMPLETE|no check made|could not (open|connect)' "$run/client.out")" ;;
   "") ;;
   *) fail "the client exited with status $client_status" ;;
 esac
