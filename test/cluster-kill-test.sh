@@ -144,7 +144,7 @@ fi
 gateways="$(sed -n 's/^gateway=//p' "$cluster/run/worker-0.info"),$(sed -n 's/^gateway=//p' "$cluster/run/worker-1.info")"
 
 note "starting the client (gateways $gateways, seed $seed)"
-dotnet "$client_dll" --gateways "$gateways" --workers 2 --dir "$run" --seed "$seed" --max-load 900 --read-timeout 150 \
+dotnet "$client_dll" --gateways "$gateways" --workers 2 --dir "$run" --seed "$seed" --max-load 900 --response-timeout 20 --read-timeout 90 \
   >"$run/client.out" 2>&1 &
 client_pid=$!
 
@@ -204,22 +204,23 @@ crash() {
 set_phase warmup
 if wait_commits "before the first kill (the client opens its accounts first)" 300; then
   if [ $kill -eq 1 ]; then
-    crash worker 1 && wait_commits "after worker 1 restarted" 240
-    crash master && wait_commits "after the master restarted" 240
+    crash worker 1 && wait_commits "after worker 1 restarted" 90
+    crash master && wait_commits "after the master restarted" 90
   else
-    set_phase steady-1 && wait_commits "in steady-1" 240
-    set_phase steady-2 && wait_commits "in steady-2" 240
+    set_phase steady-1 && wait_commits "in steady-1" 90
+    set_phase steady-2 && wait_commits "in steady-2" 90
   fi
 fi
 
 set_phase stopping
 touch "$run/stop"
 note "load stopping; the client drains, reads every account and checks"
-# Drain (response timeout + 30 s), then two reads of at most 150 s each, with room to spare.
-deadline=$((SECONDS + 420))
+# Drain (response timeout + 10 s), then two reads of at most 90 s each (or one, and 30 s of reading the accounts one by
+# one), with room to spare.
+deadline=$((SECONDS + 300))
 while kill -0 "$client_pid" 2>/dev/null && [ $SECONDS -lt $deadline ]; do sleep 0.5; done
 if kill -0 "$client_pid" 2>/dev/null; then
-  fail "the client did not finish within 420 s of the stop"
+  fail "the client did not finish within 300 s of the stop"
 else
   wait "$client_pid"
   client_status=$?

@@ -25,8 +25,8 @@ internal sealed record Options(
           --concurrency N        transfers in flight (default 24)
           --seed N               random seed of the load (default 1)
           --max-load S           stop the load after S seconds even without a stop file (default 900)
-          --response-timeout S   Orleans' response timeout: how long a call cut off by a kill can hang (default 30)
-          --read-timeout S       how long the final read may keep failing before the check gives up (default 180)
+          --response-timeout S   Orleans' response timeout: how long a call cut off by a kill can hang (default 20)
+          --read-timeout S       how long the final read may keep failing before the check gives up (default 90)
           --first-account ID     accounts are picked from this id up (default 1)
         exit code: 0 no violation, 1 violations, 2 the check could not be made, 3 bad arguments
         """;
@@ -70,8 +70,8 @@ internal sealed record Options(
             Number("concurrency", "24"),
             Number("seed", "1", min: 0),
             TimeSpan.FromSeconds(Number("max-load", "900")),
-            TimeSpan.FromSeconds(Number("response-timeout", "30")),
-            TimeSpan.FromSeconds(Number("read-timeout", "180")),
+            TimeSpan.FromSeconds(Number("response-timeout", "20")),
+            TimeSpan.FromSeconds(Number("read-timeout", "90")),
             Number("first-account", "1"));
         return values.Count == 0 ? options : throw new ArgumentException($"unknown option --{values.Keys.First()}");
     }

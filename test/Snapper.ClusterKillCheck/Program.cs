@@ -81,7 +81,8 @@ if (initial is null || initial.Values.Any(s => s.Balance != Opening || s.Applied
 Console.WriteLine($"{accounts.All.Length} accounts opened with {Opening} each; load starts: {options.Concurrency} transfers in flight");
 var load = new LedgerLoad(grains, accounts, options);
 await load.RunAsync();
-var drainBound = options.ResponseTimeout + TimeSpan.FromSeconds(30);
+// A call cut off by a kill ends at the response timeout at the latest.
+var drainBound = options.ResponseTimeout + TimeSpan.FromSeconds(10);
 if (!await load.DrainAsync(drainBound))
 {
     Console.WriteLine($"operations still in flight {drainBound.TotalSeconds:0} s after the stop: {load.Ops.Count(o => o.Outcome == Outcome.Pending)}, checked as pending (all or nothing)");
@@ -152,7 +153,7 @@ async Task<Dictionary<long, LedgerState>> ReadEachAsync()
     var reads = await Task.WhenAll(accounts.All.Select(async id =>
     {
         var account = grains.GetGrain<ILedgerAccount>(id);
-        return (Id: id, State: await RepeatAsync($"read {id}", TimeSpan.FromSeconds(45), () => account.StartTxn(account.Read, 0), failure => failures[id] = failure));
+        return (Id: id, State: await RepeatAsync($"read {id}", TimeSpan.FromSeconds(30), () => account.StartTxn(account.Read, 0), failure => failures[id] = failure));
     }));
     foreach (var (id, failure) in failures.Where(f => reads.Any(r => r.Id == f.Key && r.State is null)).OrderBy(f => f.Key))
     {
