@@ -10,7 +10,7 @@
 #                             [--commits N] [--no-kill] [--trx FILE]
 #
 #   --data DIR        test folder: DIR/cluster (the silos' data and logs), DIR/client (the client's files)
-#                     (default data/cluster-kill-test; emptied first)
+#                     (default data/cluster-kill-test; the silos start with --fresh, the client's folder is emptied)
 #   --redis-port P    Redis port for the membership table, started here if nothing answers (default 6392)
 #   --silo-port P     the master's silo port, workers P+1, P+2 (default 11211)
 #   --gateway-port G  the master's gateway, workers G+1, G+2 (default 30100)
@@ -53,6 +53,7 @@ failures=()
 client_pid="" client_status="" child=""
 
 note() { echo "== [$((SECONDS - started))s] $*"; }
+fail() { echo "FAILURE: $*"; failures+=("$*"); }
 
 # Runs a command in the background and waits for it: bash runs a trap only once the foreground command ended, while
 # `wait` gives way to it at once, so a SIGTERM (CI's timeout) stops the test promptly even during a restart.
@@ -64,7 +65,6 @@ run_child() {
   child=""
   return $s
 }
-fail() { echo "FAILURE: $*"; failures+=("$*"); }
 
 # The result as a .trx with one test, in the shape .ci/run counts (<Counters ... passed="N" failed="N" ...>).
 write_trx() {
