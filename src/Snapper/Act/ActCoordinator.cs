@@ -96,17 +96,36 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
         {
             Self.RememberOutcome(txn.Tid, TxnOutcome.Committed);
             Runtime.Metrics.CommitsSent(writers.Length);
-            var commits = writers.Select(p => Runtime.Participant(p).Commit(txn.Tid, txn.MaxBeforeBid)).ToArray();
+
+            // Participants on another silo hear "commit" only once the decision is durable: what they install is read
+            // by transactions that commit through their own silo's log, which the order of this silo's log does not cover.
+            var onOtherSilos = participants.Where((_, i) => votes[i] is { Vote: PrepareVote.Prepared, LoggedOnOwnSilo: true }).ToArray();
+            var commits = new List<(GrainId Participant, Task Sent)>(writers.Length);
+            Task Send(GrainId participant) => Runtime.TestHooks.WithholdActCommit?.Invoke(participant) == true
+                ? Task.FromException(new TimeoutException("withheld by a test"))
+                : Runtime.Participant(participant).Commit(txn.Tid, txn.MaxBeforeBid);
+            commits.AddRange(writers.Except(onOtherSilos).Select(p => (p, Send(p))));
+            if (onOtherSilos.Length > 0)
+            {
+                if (await WhenDurableAsync(txn, durable, wroteAnything: true) is { } notDurable)
+                {
+                    return notDurable; // they ask the first actor (Resolve) in time
+                }
+
+                durable = null;
+                commits.AddRange(onOtherSilos.Select(p => (p, Send(p))));
+            }
+
             try
             {
-                await Task.WhenAll(commits).WaitAsync(Runtime.Options.PrepareTimeout);
+                await Task.WhenAll(commits.Select(c => c.Sent)).WaitAsync(Runtime.Options.PrepareTimeout);
             }
             catch (Exception exception)
             {
                 core.Logger.LogDebug(exception, "Commit of transaction {Tid}: not every participant acknowledged", txn.Tid);
             }
 
-            if (commits.All(c => c.IsCompletedSuccessfully))
+            if (commits.All(c => c.Sent.IsCompletedSuccessfully))
             {
                 core.Ended.Forget(txn.Tid);
                 Runtime.Log.Acknowledged(txn.Tid);
@@ -116,11 +135,17 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
                 // Committed regardless: a participant that missed the message asks this actor (Resolve), which answers
                 // from memory, or from the log's record of commits not acknowledged by every participant; the commit is
                 // closed when the last of them has asked.
-                core.Ended.AwaitAcknowledgements(txn.Tid, writers.Where((_, i) => !commits[i].IsCompletedSuccessfully));
+                core.Ended.AwaitAcknowledgements(txn.Tid, commits.Where(c => !c.Sent.IsCompletedSuccessfully).Select(c => c.Participant));
                 core.Logger.LogWarning("Commit of transaction {Tid} not acknowledged by every participant; they will resolve it", txn.Tid);
             }
         }
 
+        return await WhenDurableAsync(txn, durable, txn.Wrote || writers.Length > 0);
+    }
+
+    /// <summary>Waits for the commit record (null: nothing to wait for); returns null once durable, else why the client cannot hear "committed".</summary>
+    private async Task<SnapperException?> WhenDurableAsync(ActorTransaction<TState> txn, Task? durable, bool wroteAnything)
+    {
         if (durable is not null)
         {
             try
@@ -140,7 +165,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
                 // stalled): recovery will commit the transaction if it is. The log refuses every write after a failed
                 // one (Logger), so nothing that read these writes can commit meanwhile either.
                 core.Logger.LogCritical(exception, "Commit record of transaction {Tid} was not confirmed durable; its outcome is in doubt until the silo restarts", txn.Tid);
-                return txn.Wrote || writers.Length > 0
+                return wroteAnything
                     ? new TransactionInDoubtException(txn.Tid, $"its commit was decided but could not be confirmed durable: {exception.Message}")
                     : new TransactionAbortedException(txn.Tid, AbortReason.LogWriteFailed,
                         $"it only read, but what it read could not be confirmed durable: {exception.Message}");
@@ -171,7 +196,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
             records.Add(Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, txn.Tid, core.Self, core.State.NextSeq(), Runtime.Serialize(txn.Working!)));
         }
 
-        records.Add(awaitingAcks ? Logging.LogRecord.CommittedAwaitingAcks(txn.Tid) : Logging.LogRecord.Committed(Logging.LoggedTxnKind.Act, txn.Tid));
+        records.Add(awaitingAcks ? Logging.LogRecord.CommittedAwaitingAcks(Logging.LoggedTxnKind.Act, txn.Tid) : Logging.LogRecord.Committed(Logging.LoggedTxnKind.Act, txn.Tid));
         return Runtime.Log.AppendCommitAsync(txn.Tid, awaitingAcks, [.. records]);
     }
 

@@ -66,6 +66,11 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
             core.State.InstallAct(txn.Working);
         }
 
+        if (txn.PreparedHere)
+        {
+            LogOutcomeHere(txn, outcome);
+        }
+
         txn.Phase = ActorTxnPhase.Ended;
         core.Transactions.Remove(txn.Tid);
         core.Lock.Release(txn.Tid, txn.Doomed);
@@ -73,6 +78,29 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         {
             txn.Admitted = false;
             core.Schedule.ExitAct(txn.Tid, outcome == TxnOutcome.Committed ? txn.MaxBeforeBid : -1);
+        }
+    }
+
+    /// <summary>
+    /// The outcome of a participant that logged its prepared state on this silo while its first actor is on another:
+    /// a commit record here (awaited before the commit is acknowledged, so the first actor's open commit outlives this
+    /// silo's need for it), or an abort record, which nobody waits for (without it, recovery asks the first actor).
+    /// </summary>
+    private void LogOutcomeHere(ActorTransaction<TState> txn, TxnOutcome outcome)
+    {
+        if (outcome == TxnOutcome.Aborted)
+        {
+            Runtime.Log.AppendWithoutWaiting(Logging.LogRecord.Aborted(Logging.LoggedTxnKind.RemoteAct, txn.Tid));
+            return;
+        }
+
+        try
+        {
+            txn.OutcomeLogging = Runtime.Log.AppendInOrderAsync(Logging.LogRecord.Committed(Logging.LoggedTxnKind.RemoteAct, txn.Tid));
+        }
+        catch (Exception exception)
+        {
+            txn.OutcomeLogging = Task.FromException(exception);
         }
     }
 
@@ -134,20 +162,32 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         }
 
         // With one ordered logger the vote carries the new state and the first actor logs it with the decision (see
-        // ActCoordinator); with several, the participant makes it durable on its own logger before voting.
+        // ActCoordinator); with several, the participant makes it durable on its own logger before voting; and with
+        // the first actor on another silo, on this silo's log before voting, marked as decided there.
         var state = Runtime.Serialize(txn.Working!);
         var seq = core.State.NextSeq();
+        if (Runtime.DecidedElsewhere(core.Self, txn.Context.Root))
+        {
+            txn.PreparedHere = true;
+            return LogPreparedAsync(txn, prepared with { LoggedOnOwnSilo = true },
+                Logging.LogRecord.RemoteActStateWritten(tid, core.Self, seq, state, txn.Context.Root), ownSilo: true);
+        }
+
         return Runtime.Log.StatesDurableBeforeVote
-            ? LogPreparedAsync(txn, prepared, Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, tid, core.Self, seq, state))
+            ? LogPreparedAsync(txn, prepared, Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, tid, core.Self, seq, state), ownSilo: false)
             : Task.FromResult(prepared with { State = state, Seq = seq });
     }
 
-    /// <summary>A participant's Prepare record (its new state) on its own logger, durable before it votes yes (several loggers only).</summary>
-    private async Task<PrepareResult> LogPreparedAsync(ActorTransaction<TState> txn, PrepareResult vote, Logging.LogRecord state)
+    /// <summary>
+    /// A participant's Prepare record (its new state), durable before it votes yes: on its own logger (several loggers),
+    /// or, <paramref name="ownSilo"/>, on this silo's ordered log because the decision is logged on another silo.
+    /// </summary>
+    private async Task<PrepareResult> LogPreparedAsync(ActorTransaction<TState> txn, PrepareResult vote, Logging.LogRecord state, bool ownSilo)
     {
         try
         {
-            await Runtime.Log.AppendStateAsync(core.Self, state).WaitAsync(Runtime.Options.LogWriteTimeout);
+            var written = ownSilo ? Runtime.Log.AppendInOrderAsync(state) : Runtime.Log.AppendStateAsync(core.Self, state);
+            await written.WaitAsync(Runtime.Options.LogWriteTimeout);
         }
         catch (Exception exception)
         {
@@ -171,6 +211,13 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         {
             txn.MaxBeforeBid = Math.Max(txn.MaxBeforeBid, maxBeforeBid);
             End(txn, TxnOutcome.Committed);
+
+            // Acknowledged only once this silo's own commit record is durable: the first actor closes its open commit
+            // on the acknowledgement, after which nobody could tell this silo's recovery the outcome.
+            if (txn.OutcomeLogging is { } logged)
+            {
+                return logged.WaitAsync(Runtime.Options.LogWriteTimeout);
+            }
         }
 
         return Task.CompletedTask;

@@ -28,10 +28,16 @@ internal enum PrepareVote
 /// record (one append, see <c>TransactionalActor</c>), so the participant itself writes nothing before voting.
 /// </param>
 /// <param name="Seq">The participant's sequence number for <paramref name="State"/> (its place in the actor's commit order).</param>
+/// <param name="LoggedOnOwnSilo">
+/// The participant is on another silo than the first actor and made its state durable in its own silo's log before
+/// voting: the first actor logs only the decision, and tells it "commit" only once that decision is durable (its early
+/// lock release is safe only inside one silo's ordered log).
+/// </param>
 [GenerateSerializer, Immutable, Alias("snapper.prepare-result")]
 internal readonly record struct PrepareResult(
     [property: Id(0)] PrepareVote Vote,
     [property: Id(1)] long MinAfterBid = -1,
     [property: Id(2)] bool AfterSetComplete = false,
     [property: Id(3)] byte[]? State = null,
-    [property: Id(4)] long Seq = 0);
+    [property: Id(4)] long Seq = 0,
+    [property: Id(5)] bool LoggedOnOwnSilo = false);

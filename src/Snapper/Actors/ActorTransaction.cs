@@ -81,6 +81,15 @@ internal sealed class ActorTransaction<TState>(TxnContext context, bool isRoot)
     /// <summary>First actor only: the append of its commit decision once queued; completes when durable. A participant's Resolve then answers committed.</summary>
     public Task? CommitLogging { get; set; }
 
+    /// <summary>
+    /// A participant whose first actor is on another silo logged its prepared state here: its outcome must be logged here
+    /// too (<see cref="OutcomeLogging"/>), since this silo's recovery cannot read the decision from its own log.
+    /// </summary>
+    public bool PreparedHere { get; set; }
+
+    /// <summary>The append of a <see cref="PreparedHere"/> participant's outcome record; its commit is acknowledged once it is durable.</summary>
+    public Task? OutcomeLogging { get; set; }
+
     /// <summary>Set when the transaction can no longer commit; the first failure wins.</summary>
     public TransactionAbortedException? Doomed { get; private set; }
 

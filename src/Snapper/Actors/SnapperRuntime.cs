@@ -20,6 +20,7 @@ internal sealed class SnapperRuntime(
     Logging.WriteAheadLog log,
     ActorDirectory actors,
     ActTidSource actTids,
+    Cluster.ActorPlacementMap placement,
     SnapperTestHooks testHooks)
 {
     public SnapperOptions Options { get; } = options.Value;
@@ -54,6 +55,13 @@ internal sealed class SnapperRuntime(
 
     /// <summary>ACT tids of this silo, from ranges reserved at the cluster's sequencer.</summary>
     public ActTidSource ActTids { get; } = actTids;
+
+    /// <summary>
+    /// Whether an ACT participant's outcome is decided on another silo than its own: in a cluster, when its first actor
+    /// is placed on another worker. Its prepared state is then logged on its own silo (see <see cref="Logging.LoggedTxnKind.RemoteAct"/>).
+    /// </summary>
+    public bool DecidedElsewhere(GrainId participant, GrainId firstActor) =>
+        placement.Clustered && placement.WorkerOf(participant) != placement.WorkerOf(firstActor);
 
     public IActParticipant Participant(GrainId actor) => grainFactory.GetGrain<IActParticipant>(actor);
 

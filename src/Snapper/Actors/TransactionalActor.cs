@@ -48,12 +48,26 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     private ActParticipant<TState> Participant => _core.Participant;
 
     /// <inheritdoc />
-    public override Task OnActivateAsync(CancellationToken cancellationToken)
+    public override async Task OnActivateAsync(CancellationToken cancellationToken)
     {
         _runtime = ServiceProvider.GetService<Actors.SnapperRuntime>()
             ?? throw new SnapperException("Snapper is not configured in this silo: call siloBuilder.AddSnapper().");
         _methods = _runtime.Methods.For(GetType());
         _self = this.GetGrainId();
+
+        // After a restart, the recovered state may depend on a transaction decided on another silo: the core is made
+        // only once that silo answered (Cluster.InDoubtResolver), and never from a state that may still change.
+        if (_rehydrated is null && !_runtime.Actors.Contains(_self) && _runtime.Log.Enabled && _runtime.Log.IsInDoubt(_self))
+        {
+            try
+            {
+                await _runtime.Log.WhenSettledAsync(_self).WaitAsync(_runtime.Options.ExecutionTimeout, cancellationToken);
+            }
+            catch (TimeoutException)
+            {
+                throw new ActorRecoveringException(_self.ToString(), $"its state depends on a transaction decided on another silo, which has not answered within {_runtime.Options.ExecutionTimeout}; retry later.");
+            }
+        }
 
         // The first activation of this actor in the silo creates its core from what it brought along (migration),
         // what recovery read from the log, or a fresh state; every later one continues with the same core. Orleans
@@ -61,7 +75,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         _core = _runtime.Actors.GetOrAdd(_self, CreateCore);
         _rehydrated = null;
         _core.Adopt(this, EnsureWatchdog);
-        return base.OnActivateAsync(cancellationToken);
+        await base.OnActivateAsync(cancellationToken);
     }
 
     private Actors.ActorCore<TState> CreateCore()

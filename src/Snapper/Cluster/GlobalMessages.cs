@@ -14,4 +14,13 @@ internal readonly record struct GlobalAccess([property: Id(0)] long Gtid, [prope
 /// order first. The master sends a worker its sub-batches one at a time, in gbid order.
 /// </summary>
 [GenerateSerializer, Immutable, Alias("snapper.global-sub-batch")]
-internal sealed record GlobalSubBatch([property: Id(0)] long Gbid, [property: Id(1)] long PrevGbid, [property: Id(2)] GlobalAccess[] Accesses);
+internal sealed record GlobalSubBatch([property: Id(0)] long Gbid, [property: Id(1)] long PrevGbid, [property: Id(2)] GlobalAccess[] Accesses)
+{
+    /// <summary>
+    /// The master's incarnation that emitted it. A worker votes for a global part ahead of an earlier undecided one
+    /// (the shortcut) only within one incarnation: only that master commits global batches in gbid order, so a
+    /// restarted master could otherwise commit a later part whose earlier one its predecessor left undecided.
+    /// </summary>
+    [Id(3)]
+    public Guid MasterEpoch { get; init; }
+}

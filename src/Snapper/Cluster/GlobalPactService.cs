@@ -26,6 +26,11 @@ namespace Snapper.Cluster;
 /// them. A batch whose commit is being written is never aborted.</item>
 /// <item>Every wait ends: a submission not ordered within ExecutionTimeout fails, and a global batch not committed within
 /// ExecutionTimeout aborts (with every later one), so a worker that is down or silent stops only the batches that need it.</item>
+/// <item>A commit stays open (in memory, and with a log as a <see cref="LogRecordType.CommittedAwaitingAcks"/> record)
+/// until every worker of the batch confirmed it, which a worker does only once its own commit record for its part is
+/// durable. So a worker that asks <see cref="OutcomeOfAsync"/> (after a restart, or when a commit message was lost)
+/// hears "committed" for every batch that committed; a batch that is neither open nor in flight was aborted, or every
+/// worker already holds its commit (presumed abort, as for ACTs).</item>
 /// </list>
 /// </remarks>
 internal sealed class GlobalPactService : IDisposable
@@ -42,16 +47,29 @@ internal sealed class GlobalPactService : IDisposable
     private readonly SortedDictionary<long, GlobalBatch> _uncommitted = new();
     private readonly Dictionary<int, long> _prevGbid = new();
     private readonly Dictionary<int, WorkerPump> _pumps = new();
+    // gbid -> the workers that have not confirmed its commit yet (the in-memory side of the open commits).
+    private readonly Dictionary<long, HashSet<int>> _awaitingAcks = new();
+    private readonly Guid _epoch = Guid.NewGuid();
     private readonly ITimer _watchdog;
     private List<PendingGlobal> _pending = [];
     private bool _emitting;
+
+    // Completes when every worker applied the last abort (or failed to answer within ExecutionTimeout). No global batch
+    // is emitted before: a worker must drop the aborted parts before it receives a later one, or it would run that one
+    // on their writes and vote for it by the shortcut, and the master, not knowing, could commit it.
+    private Task _abortsApplied = Task.CompletedTask;
     private long _nextTid;
     private long _rangeEnd;
     private long _lastGbid = -1;
 
+    private readonly SnapperTestHooks _testHooks;
+    private readonly TidRanges _tidRanges;
+
     public GlobalPactService(IOptions<SnapperOptions> options, IGrainFactory grains, WriteAheadLog log, SnapperMetrics metrics,
-        ILogger<GlobalPactService> logger, ActorPlacementMap placement)
+        ILogger<GlobalPactService> logger, ActorPlacementMap placement, SnapperTestHooks testHooks, TidRanges tidRanges)
     {
+        _tidRanges = tidRanges;
+        _testHooks = testHooks;
         _grains = grains;
         _log = log;
         _metrics = metrics;
@@ -133,16 +151,21 @@ internal sealed class GlobalPactService : IDisposable
                 continue;
             }
 
+            await WhenAbortsAppliedAsync();
+
             try
             {
                 if (_nextTid + pacts.Count > _rangeEnd)
                 {
                     var size = Math.Max(MinTidRange, pacts.Count);
-                    _nextTid = await _grains.GetGrain<ITidSequencerGrain>(0).Reserve(size);
+                    _nextTid = await _tidRanges.ReserveAsync(size);
                     _rangeEnd = _nextTid + size;
                 }
 
-                Emit(pacts);
+                while (!Emit(pacts))
+                {
+                    await WhenAbortsAppliedAsync(); // an abort came in between: its range must reach every worker first
+                }
             }
             catch (Exception exception)
             {
@@ -155,7 +178,19 @@ internal sealed class GlobalPactService : IDisposable
         }
     }
 
-    private void Emit(List<PendingGlobal> pacts)
+    private async Task WhenAbortsAppliedAsync()
+    {
+        Task applied;
+        lock (_gate)
+        {
+            applied = _abortsApplied;
+        }
+
+        await applied.WaitAsync(_executionTimeout).ContinueWith(static _ => { }, TaskScheduler.Default);
+    }
+
+    /// <summary>Emits one global batch; false (nothing sent) if an abort has not reached every worker yet.</summary>
+    private bool Emit(List<PendingGlobal> pacts)
     {
         var gbid = _nextTid;
         var perWorker = new Dictionary<int, List<GlobalAccess>>();
@@ -178,13 +213,18 @@ internal sealed class GlobalPactService : IDisposable
 
         lock (_gate)
         {
+            if (!_abortsApplied.IsCompleted)
+            {
+                return false;
+            }
+
             _lastGbid = gbid;
             _uncommitted.Add(gbid, new GlobalBatch(gbid, [.. perWorker.Keys]));
             foreach (var (worker, accesses) in perWorker)
             {
                 var prev = _prevGbid.GetValueOrDefault(worker, -1);
                 _prevGbid[worker] = gbid;
-                PumpFor(worker).Send(new GlobalSubBatch(gbid, prev, [.. accesses]));
+                PumpFor(worker).Send(new GlobalSubBatch(gbid, prev, [.. accesses]) { MasterEpoch = _epoch });
             }
         }
 
@@ -193,6 +233,8 @@ internal sealed class GlobalPactService : IDisposable
         {
             pacts[i].Ticket.TrySetResult(tickets[i]);
         }
+
+        return true;
     }
 
     private WorkerPump PumpFor(int worker)
@@ -240,20 +282,26 @@ internal sealed class GlobalPactService : IDisposable
         }
     }
 
-    /// <summary>Logs the commit of <paramref name="batches"/> (in gbid order) and tells their workers.</summary>
+    /// <summary>Logs the commit of <paramref name="batches"/> (in gbid order), open until their workers confirm, and tells the workers.</summary>
     private async Task CommitAsync(List<GlobalBatch> batches)
     {
         if (_log.Enabled)
         {
             try
             {
-                await _log.AppendInOrderAsync([.. batches.Select(b => LogRecord.Committed(LoggedTxnKind.Batch, b.Gbid))]);
+                await Task.WhenAll(batches.Select(b => _log.AppendCommitAsync(LoggedTxnKind.GlobalBatch, b.Gbid, awaitingAcks: true,
+                    [LogRecord.CommittedAwaitingAcks(LoggedTxnKind.GlobalBatch, b.Gbid)])));
             }
             catch (Exception exception)
             {
                 // Not known to be durable: no worker hears "commit"; their parts stay voted, and in doubt, until the
                 // master restarts (its log then decides). Later global batches cannot commit either.
                 _logger.LogCritical(exception, "GlobalBatchCommit records for {First}..{Last} were not confirmed durable; global commits are stopped", batches[0].Gbid, batches[^1].Gbid);
+                foreach (var batch in batches)
+                {
+                    batch.Written.TrySetException(exception);
+                }
+
                 return;
             }
         }
@@ -263,11 +311,13 @@ internal sealed class GlobalPactService : IDisposable
             foreach (var batch in batches)
             {
                 _uncommitted.Remove(batch.Gbid);
+                _awaitingAcks[batch.Gbid] = [.. batch.Workers];
             }
         }
 
         foreach (var batch in batches)
         {
+            batch.Written.TrySetResult();
             _metrics.BatchCommitted(System.Diagnostics.Stopwatch.GetElapsedTime(batch.EmittedAt));
             foreach (var worker in batch.Workers)
             {
@@ -278,42 +328,115 @@ internal sealed class GlobalPactService : IDisposable
 
     private async Task TellCommitAsync(long gbid, int worker)
     {
+        if (_testHooks.WithholdGlobalCommit?.Invoke(worker, gbid) == true)
+        {
+            return;
+        }
+
         try
         {
             await _grains.GetGrain<IWorkerPactGrain>(worker).Commit(gbid);
         }
         catch (Exception exception)
         {
-            // The worker voted, so its part waits for this decision (and stays in doubt if it restarts before hearing it).
+            // The worker voted, so its part waits for this decision; it asks (OutcomeOfAsync) when it waited too long or
+            // restarted, and the commit stays open until then.
             _logger.LogWarning(exception, "Worker {Worker} did not confirm the commit of global batch {Gbid}", worker, gbid);
+            return;
         }
+
+        Confirmed(gbid, worker);
+    }
+
+    /// <summary>Worker <paramref name="worker"/>'s commit record for its part of <paramref name="gbid"/> is durable.</summary>
+    public void Confirmed(long gbid, int worker)
+    {
+        lock (_gate)
+        {
+            if (!_awaitingAcks.TryGetValue(gbid, out var waiting) || !waiting.Remove(worker) || waiting.Count > 0)
+            {
+                return;
+            }
+
+            _awaitingAcks.Remove(gbid);
+        }
+
+        if (_log.Enabled)
+        {
+            _log.Acknowledged(LoggedTxnKind.GlobalBatch, gbid);
+        }
+    }
+
+    /// <summary>
+    /// The outcome of global batch <paramref name="gbid"/>, for a worker that voted and heard nothing, or that restarted
+    /// with its part's states logged and no commit record: true if committed (the worker commits its part durably, then
+    /// sends <see cref="Confirmed"/>); false if aborted. A batch still in flight here is aborted now, unless its commit is
+    /// being written, which this waits for. One neither open nor in flight is aborted (presumed abort).
+    /// </summary>
+    /// <exception cref="TimeoutException">Its commit record is still being written after ExecutionTimeout; ask again.</exception>
+    public async Task<bool> OutcomeOfAsync(long gbid, int worker)
+    {
+        if (_log.IsUnacknowledgedCommit(LoggedTxnKind.GlobalBatch, gbid))
+        {
+            return true;
+        }
+
+        Task written;
+        lock (_gate)
+        {
+            if (_awaitingAcks.ContainsKey(gbid))
+            {
+                return true;
+            }
+
+            if (_uncommitted.TryGetValue(gbid, out var batch) && batch.Committing)
+            {
+                written = batch.Written.Task;
+            }
+            else
+            {
+                // Undecided (or unknown, hence aborted or fully confirmed): decided as aborted here and now, in one step
+                // with the check, so a vote cannot make it commit in between.
+                AbortLocked(gbid, new TransactionAbortedException(gbid, AbortReason.CascadingAbort,
+                    $"worker {worker} lost its part of global batch {gbid} before it was decided (it restarted, or stopped hearing the master)."));
+                return false;
+            }
+        }
+
+        await written.WaitAsync(_executionTimeout);
+        return true;
     }
 
     /// <summary>Aborts global batch <paramref name="gbid"/> and every later uncommitted one, and tells every worker.</summary>
     public void Abort(long gbid, TransactionAbortedException reason)
     {
-        long to;
         lock (_gate)
         {
-            if (!_uncommitted.TryGetValue(gbid, out var failed) || failed.Committing)
-            {
-                return; // resolved already, or committing (a worker voted for it, so no part of it failed)
-            }
-
-            var aborted = _uncommitted.Values.Where(b => b.Gbid >= gbid && !b.Committing).ToArray();
-            foreach (var batch in aborted)
-            {
-                _uncommitted.Remove(batch.Gbid);
-            }
-
-            to = _lastGbid;
+            AbortLocked(gbid, reason);
         }
+    }
 
-        _logger.LogDebug("Global batch {Gbid} failed ({Reason}); aborting global batches {From}..{To}", gbid, reason.Reason, gbid, to);
-        for (var worker = 0; worker < _placement.Workers; worker++)
+    /// <summary>
+    /// <see cref="Abort"/> under <see cref="_gate"/>: nothing if the batch is resolved already or committing (a worker
+    /// voted for it, so no part of it failed). The workers hear it after the lock is released.
+    /// </summary>
+    private void AbortLocked(long gbid, TransactionAbortedException reason)
+    {
+        if (!_uncommitted.TryGetValue(gbid, out var failed) || failed.Committing)
         {
-            _ = TellAbortAsync(worker, gbid, to, reason);
+            return;
         }
+
+        var aborted = _uncommitted.Values.Where(b => b.Gbid >= gbid && !b.Committing).ToArray();
+        foreach (var batch in aborted)
+        {
+            _uncommitted.Remove(batch.Gbid);
+        }
+
+        var to = _lastGbid;
+        _logger.LogDebug("Global batch {Gbid} failed ({Reason}); aborting global batches {From}..{To}", gbid, reason.Reason, gbid, to);
+        var told = Enumerable.Range(0, _placement.Workers).Select(worker => Task.Run(() => TellAbortAsync(worker, gbid, to, reason)));
+        _abortsApplied = Task.WhenAll([_abortsApplied, .. told]);
     }
 
     private async Task TellAbortAsync(int worker, long from, long to, TransactionAbortedException reason)
@@ -324,6 +447,9 @@ internal sealed class GlobalPactService : IDisposable
         }
         catch (Exception exception)
         {
+            // Down (a restart loses its parts) or cut off. Emission resumes after ExecutionTimeout regardless, so a worker
+            // that is cut off longer than that and then hears later sub-batches before this abort could vote for them on
+            // the aborted parts' writes: a window this bound narrows but does not close.
             _logger.LogDebug(exception, "Worker {Worker} did not hear the abort of global batches {From}..{To}", worker, from, to);
         }
     }
@@ -407,6 +533,9 @@ internal sealed class GlobalPactService : IDisposable
         public HashSet<int> Voted { get; } = [];
 
         public bool Committing { get; set; }
+
+        /// <summary>Completes when the commit record is durable (at once without a log), fails if it could not be confirmed.</summary>
+        public TaskCompletionSource Written { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
         public long EmittedAt { get; } = System.Diagnostics.Stopwatch.GetTimestamp();
     }

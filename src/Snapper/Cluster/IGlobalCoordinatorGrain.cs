@@ -1,4 +1,5 @@
 using Orleans.Concurrency;
+using Snapper.Act;
 
 namespace Snapper.Cluster;
 
@@ -15,6 +16,17 @@ internal interface IGlobalCoordinatorGrain : IGrainWithIntegerKey
     /// <summary>A worker's part of global batch <paramref name="gbid"/> failed: it, and every later uncommitted global batch, abort.</summary>
     [OneWay]
     Task Abort(long gbid, TransactionAbortedException reason);
+
+    /// <summary>
+    /// Asked by worker <paramref name="worker"/> that voted and heard no decision, or restarted with its part logged and
+    /// undecided: true if global batch <paramref name="gbid"/> committed; false if it aborted, which an undecided batch
+    /// is by this question.
+    /// </summary>
+    Task<bool> OutcomeOf(long gbid, int worker);
+
+    /// <summary>Worker <paramref name="worker"/> made the commit of its part of <paramref name="gbid"/> durable after asking.</summary>
+    [OneWay]
+    Task Confirmed(long gbid, int worker);
 }
 
 /// <summary>A worker's PACT endpoint for the master and for other workers. Key = worker index, on that worker.</summary>
@@ -26,8 +38,10 @@ internal interface IWorkerPactGrain : IGrainWithIntegerKey
     /// <summary>The master committed global batch <paramref name="gbid"/>; completes when this worker committed its part.</summary>
     Task Commit(long gbid);
 
-    /// <summary>The master aborted the global batches from <paramref name="fromGbid"/> to <paramref name="toGbid"/>.</summary>
-    [OneWay]
+    /// <summary>
+    /// The master aborted the global batches from <paramref name="fromGbid"/> to <paramref name="toGbid"/>; completes when
+    /// the worker dropped its parts (the master emits nothing later before, see <see cref="GlobalPactService"/>).
+    /// </summary>
     Task AbortFrom(long fromGbid, long toGbid, TransactionAbortedException reason);
 
     /// <summary>
@@ -35,4 +49,12 @@ internal interface IWorkerPactGrain : IGrainWithIntegerKey
     /// accesses to <paramref name="actors"/> are released, once the part is merged here (Finish may outrun the sub-batch).
     /// </summary>
     Task<bool> Finish(long gtid, long gbid, GrainId[] actors);
+
+    /// <summary>
+    /// The outcome of ACT <paramref name="tid"/> whose first actor <paramref name="firstActor"/> is on this worker, for a
+    /// participant on another worker that restarted with its prepared state logged and no decision: asked of the first
+    /// actor if it has been active here since this silo started, else answered from this silo's log (a commit some
+    /// participant has not acknowledged is open there; anything else aborted).
+    /// </summary>
+    Task<TxnOutcome> ResolveAct(long tid, GrainId firstActor, GrainId participant);
 }

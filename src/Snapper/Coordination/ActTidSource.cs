@@ -7,10 +7,10 @@ namespace Snapper.Coordination;
 /// Hands out ACT tids in this silo from a range reserved in advance at the cluster's tid sequencer (thesis §3.3.3.1), so
 /// an ACT gets its tid without a message; only when the range is used up is the next one reserved (one reservation at a
 /// time, the other callers wait for it). Tids are unique in the cluster because ranges never overlap; tids of one silo
-/// increase, and ranges follow the wall clock (see <see cref="TidSequencerGrain"/>), so wait-die's "smaller is older"
+/// increase, and ranges follow the wall clock (see <see cref="TidRanges"/>), so wait-die's "smaller is older"
 /// holds across silos as far as the ranges go.
 /// </summary>
-internal sealed class ActTidSource(IGrainFactory grains, IOptions<SnapperOptions> options)
+internal sealed class ActTidSource(TidRanges ranges, IOptions<SnapperOptions> options)
 {
     private readonly object _gate = new();
     private readonly int _rangeSize = options.Value.ActTidRangeSize;
@@ -31,7 +31,9 @@ internal sealed class ActTidSource(IGrainFactory grains, IOptions<SnapperOptions
                     return _next++;
                 }
 
-                refill = _refill ??= RefillAsync();
+                // A refill that completed (even synchronously, inside this lock: a master or worker reserves from its own
+                // blocks) is done; only one still running is shared.
+                refill = _refill is { IsCompleted: false } running ? running : _refill = RefillAsync();
             }
 
             await refill;
@@ -40,20 +42,10 @@ internal sealed class ActTidSource(IGrainFactory grains, IOptions<SnapperOptions
 
     private async Task RefillAsync()
     {
-        try
+        var start = await ranges.ReserveAsync(_rangeSize);
+        lock (_gate)
         {
-            var start = await grains.GetGrain<ITidSequencerGrain>(0).Reserve(_rangeSize);
-            lock (_gate)
-            {
-                (_next, _end) = (start, start + _rangeSize);
-            }
-        }
-        finally
-        {
-            lock (_gate)
-            {
-                _refill = null;
-            }
+            (_next, _end) = (start, start + _rangeSize);
         }
     }
 }

@@ -79,12 +79,14 @@ public static class SnapperSiloBuilderExtensions
         services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>, TransactionalActorClassCheck>();
         services.TryAddSingleton<SnapperRuntime>();
         services.TryAddSingleton<Coordination.ActTidSource>();
+        services.TryAddSingleton<Coordination.TidRanges>();
         services.TryAddSingleton<ActorDirectory>();
         services.TryAddSingleton<SnapperTestHooks>();
         services.TryAddSingleton<Cluster.ActorPlacementMap>();
         services.TryAddSingleton<Cluster.ClusterRoster>();
         services.TryAddSingleton<Cluster.SnapperPlacementDirector>();
         services.TryAddSingleton<Cluster.GlobalPactService>();
+        services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>, Cluster.InDoubtResolver>();
         services.AddPlacementDirector<Cluster.TransactionalActorPlacement>(sp => sp.GetRequiredService<Cluster.SnapperPlacementDirector>());
         services.AddPlacementDirector<Cluster.MasterPlacement>(sp => sp.GetRequiredService<Cluster.SnapperPlacementDirector>());
         services.AddPlacementDirector<Cluster.WorkerPlacement>(sp => sp.GetRequiredService<Cluster.SnapperPlacementDirector>());

@@ -24,4 +24,16 @@ internal sealed class SnapperTestHooks
     /// <see cref="Logging.LogRecordType"/>.
     /// </summary>
     public Action<byte[][]>? AfterLogWrite { get; set; }
+
+    /// <summary>
+    /// The master does not tell worker <c>worker</c> that global batch <c>gbid</c> committed when this returns true, as
+    /// if the worker crashed before hearing it (the commit stays open at the master).
+    /// </summary>
+    public Func<int, long, bool>? WithholdGlobalCommit { get; set; }
+
+    /// <summary>
+    /// An ACT's first actor does not send "commit" to this participant when this returns true, as if the participant
+    /// crashed before hearing it (the commit stays open at the first actor).
+    /// </summary>
+    public Func<GrainId, bool>? WithholdActCommit { get; set; }
 }

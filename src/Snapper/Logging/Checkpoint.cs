@@ -31,6 +31,7 @@ internal static class CheckpointFile
         Undecided = 4,
         End = 5,
         OpenCommit = 6,
+        OpenCommitOfKind = 7,
     }
 
     public static string PathOf(string folder, long number) => Path.Combine(folder, $"checkpoint-{number:D12}{Extension}");
@@ -82,9 +83,9 @@ internal static class CheckpointFile
                 Put(Entry.Undecided, w => w.Write(record.Encode()));
             }
 
-            foreach (var tid in checkpoint.Image.OpenCommits)
+            foreach (var (kind, id) in checkpoint.Image.OpenCommits)
             {
-                Put(Entry.OpenCommit, w => w.Write(tid));
+                Put(Entry.OpenCommitOfKind, w => { w.Write((byte)kind); w.Write(id); });
             }
 
             var count = entries;
@@ -115,7 +116,7 @@ internal static class CheckpointFile
         long number = -1, maxId = -1, entries = 0;
         var cut = new Dictionary<string, long>(StringComparer.Ordinal);
         var actors = new Dictionary<string, RecoveredActor>(StringComparer.Ordinal);
-        var openCommits = new HashSet<long>();
+        var openCommits = new HashSet<(LoggedTxnKind, long)>();
         var undecided = new List<LogRecord>();
         while (true)
         {
@@ -167,7 +168,11 @@ internal static class CheckpointFile
                             ?? throw new LogCorruptedException(path, offset, "an undecided record does not parse"));
                         break;
                     case Entry.OpenCommit:
-                        openCommits.Add(reader.ReadInt64());
+                        // Written before global batches had open commits: always an ACT.
+                        openCommits.Add((LoggedTxnKind.Act, reader.ReadInt64()));
+                        break;
+                    case Entry.OpenCommitOfKind:
+                        openCommits.Add(((LoggedTxnKind)reader.ReadByte(), reader.ReadInt64()));
                         break;
                     case Entry.End:
                         if (reader.ReadInt64() != entries)

@@ -16,11 +16,19 @@ namespace Snapper.Logging;
 /// </remarks>
 /// <para>
 /// <see cref="OpenCommits"/> are ACTs committed with participants that had not all acknowledged the commit by the end
-/// of the stretch: their first actor must still be able to say "committed" when one of them asks.
+/// of the stretch (and, on a master, global batches not yet confirmed by every worker): their first actor (the master)
+/// must still be able to say "committed" when one of them asks.
 /// </para>
-internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Actors, IReadOnlyList<LogRecord> Undecided, IReadOnlySet<long> OpenCommits)
+/// <para>
+/// Records decided on another silo (<see cref="LogRecord.DecidedElsewhere"/>) are never presumed aborted: they stay
+/// undecided, through every checkpoint, until a commit or abort record for them is logged here (recovery asks the
+/// deciding silo and logs its answer), a later committed version of their actor supersedes them, or, for a global
+/// part, this worker committed a later global batch (it commits its parts in gbid order, so every earlier part was
+/// decided by then).
+/// </para>
+internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Actors, IReadOnlyList<LogRecord> Undecided, IReadOnlySet<(LoggedTxnKind Kind, long Id)> OpenCommits)
 {
-    public static readonly LogImage Empty = new(new Dictionary<string, RecoveredActor>(), [], new HashSet<long>());
+    public static readonly LogImage Empty = new(new Dictionary<string, RecoveredActor>(), [], new HashSet<(LoggedTxnKind, long)>());
 
     /// <summary>
     /// Folds segments (oldest first per logger, the last of each logger flagged) onto this image. Undecided records
@@ -31,28 +39,40 @@ internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Acto
     public LogImage Fold(IReadOnlyList<(string File, bool IsLast)> segments, long abortedUpTo, out FoldStatistics statistics)
     {
         // Pass 1: the decisions, from the record headers alone. Torn tails are cut here, so pass 2 reads whole files only.
-        var committedActs = new HashSet<long>();
-        var committedBatches = new HashSet<long>();
-        var openCommits = new HashSet<long>(OpenCommits);
-        var acknowledged = new HashSet<long>();
+        var committed = new HashSet<(LoggedTxnKind, long)>();
+        var aborted = new HashSet<(LoggedTxnKind, long)>();
+        var openCommits = new HashSet<(LoggedTxnKind, long)>(OpenCommits);
+        var acknowledged = new HashSet<(LoggedTxnKind, long)>();
         var maxId = -1L;
+        var maxCommittedGbid = -1L;
+        var (committedActs, committedBatches) = (0, 0);
         foreach (var (file, isLast) in segments)
         {
             foreach (var record in LogSegmentReader.Read(file, isLast, headersOnly: true))
             {
+                var key = (record.Kind, record.Id);
                 maxId = Math.Max(maxId, record.Id);
-                if (record.IsCommit)
+
+                if (record.IsCommit && committed.Add(key))
                 {
-                    (record.Kind == LoggedTxnKind.Act ? committedActs : committedBatches).Add(record.Id);
+                    _ = record.Kind is LoggedTxnKind.Act or LoggedTxnKind.RemoteAct ? committedActs++ : committedBatches++;
+                    if (record.Kind == LoggedTxnKind.GlobalBatch)
+                    {
+                        maxCommittedGbid = Math.Max(maxCommittedGbid, record.Id);
+                    }
                 }
 
-                if (record.Type == LogRecordType.CommittedAwaitingAcks)
+                switch (record.Type)
                 {
-                    openCommits.Add(record.Id);
-                }
-                else if (record.Type == LogRecordType.Acknowledged)
-                {
-                    acknowledged.Add(record.Id);
+                    case LogRecordType.CommittedAwaitingAcks:
+                        openCommits.Add(key);
+                        break;
+                    case LogRecordType.Acknowledged:
+                        acknowledged.Add(key);
+                        break;
+                    case LogRecordType.Aborted:
+                        aborted.Add(key);
+                        break;
                 }
             }
         }
@@ -64,15 +84,15 @@ internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Acto
         void Apply(LogRecord record)
         {
             var current = actors.GetValueOrDefault(record.Actor!) ?? new RecoveredActor(null, -1, -1);
-            var committed = (record.Kind == LoggedTxnKind.Act ? committedActs : committedBatches).Contains(record.Id);
-            if (committed && record.Seq > current.StateSeq)
+            var isCommitted = committed.Contains((record.Kind, record.Id));
+            if (isCommitted && record.Seq > current.StateSeq)
             {
                 actors[record.Actor!] = new RecoveredActor(record.State, record.Seq, Math.Max(current.MaxSeq, record.Seq));
                 return;
             }
 
             actors[record.Actor!] = current with { MaxSeq = Math.Max(current.MaxSeq, record.Seq) };
-            if (!committed)
+            if (!isCommitted && !aborted.Contains((record.Kind, record.Id)))
             {
                 undecided.Add(record);
             }
@@ -98,10 +118,15 @@ internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Acto
         // An undecided record below its actor's committed seq can never become the actor's state, whatever its
         // decision turns out to be; dropping it keeps the undecided set as small as the work in flight.
         var stillUndecided = undecided
-            .Where(r => r.Id > abortedUpTo && r.Seq > actors[r.Actor!].StateSeq)
+            .Where(r => r.Seq > actors[r.Actor!].StateSeq && (r.Kind switch
+            {
+                LoggedTxnKind.RemoteAct => true,
+                LoggedTxnKind.GlobalBatch => r.Id > maxCommittedGbid,
+                _ => r.Id > abortedUpTo,
+            }))
             .DistinctBy(r => (r.Actor, r.Seq))
             .ToArray();
-        statistics = new FoldStatistics(segments.Count, records, segments.Sum(s => new FileInfo(s.File).Length), committedActs.Count, committedBatches.Count, maxId);
+        statistics = new FoldStatistics(segments.Count, records, segments.Sum(s => new FileInfo(s.File).Length), committedActs, committedBatches, maxId);
         openCommits.ExceptWith(acknowledged);
         return new LogImage(actors, stillUndecided, openCommits);
     }

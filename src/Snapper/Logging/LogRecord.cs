@@ -3,11 +3,27 @@ using System.Text;
 
 namespace Snapper.Logging;
 
-/// <summary>What a log record is about: an ACT (id = tid) or a PACT batch (id = bid).</summary>
+/// <summary>
+/// What a log record is about, and so who decides it: an ACT (id = tid) or a PACT batch (id = bid) decided in this
+/// silo, or, in a cluster, a part decided on another silo, whose state records this silo keeps until it learns the outcome.
+/// </summary>
 internal enum LoggedTxnKind : byte
 {
     Act = 1,
     Batch = 2,
+
+    /// <summary>
+    /// An ACT participant's state when the ACT's first actor is on another silo (id = tid): the decision is in that
+    /// silo's log, so the participant's silo logs the state before voting and its own commit record before it
+    /// acknowledges the commit. A state record of this kind names its first actor (<see cref="LogRecord.Decider"/>).
+    /// </summary>
+    RemoteAct = 3,
+
+    /// <summary>
+    /// A worker's part of a global PACT batch (id = gbid): the decision is the master's commit record; the worker logs
+    /// its own commit record for the part before it confirms the commit to the master.
+    /// </summary>
+    GlobalBatch = 4,
 }
 
 /// <summary>The kinds of write-ahead log records (thesis Fig. 3.7 and 3.8).</summary>
@@ -31,33 +47,52 @@ internal enum LogRecordType : byte
     /// </summary>
     CommittedAwaitingAcks = 3,
 
-    /// <summary>Every participant of an ACT logged as <see cref="CommittedAwaitingAcks"/> acknowledged the commit.</summary>
+    /// <summary>Every participant of an ACT (every worker of a global batch) logged as <see cref="CommittedAwaitingAcks"/> acknowledged the commit.</summary>
     Acknowledged = 4,
+
+    /// <summary>
+    /// A part decided on another silo (<see cref="LoggedTxnKind.RemoteAct"/>, <see cref="LoggedTxnKind.GlobalBatch"/>)
+    /// aborted: its state records are dropped. Only an optimization for aborts heard in memory (without it the part
+    /// stays in doubt and is asked about again after a restart), and the record of an outcome resolved at recovery.
+    /// </summary>
+    Aborted = 5,
 }
 
 /// <summary>
 /// One record. <see cref="Seq"/> orders an actor's versions: it increases with every version an actor creates, so
-/// the committed record with the largest one is the actor's state.
+/// the committed record with the largest one is the actor's state. <see cref="Decider"/>: for a state record of a
+/// <see cref="LoggedTxnKind.RemoteAct"/>, the first actor whose silo holds the decision.
 /// </summary>
-internal sealed record LogRecord(LogRecordType Type, LoggedTxnKind Kind, long Id, string? Actor = null, long Seq = 0, byte[]? State = null)
+internal sealed record LogRecord(LogRecordType Type, LoggedTxnKind Kind, long Id, string? Actor = null, long Seq = 0, byte[]? State = null, string? Decider = null)
 {
     public static LogRecord StateWritten(LoggedTxnKind kind, long id, GrainId actor, long seq, byte[] state) =>
         new(LogRecordType.StateWritten, kind, id, actor.ToString(), seq, state);
 
+    /// <summary>An ACT participant's state whose decision is logged by <paramref name="firstActor"/> on another silo.</summary>
+    public static LogRecord RemoteActStateWritten(long tid, GrainId actor, long seq, byte[] state, GrainId firstActor) =>
+        new(LogRecordType.StateWritten, LoggedTxnKind.RemoteAct, tid, actor.ToString(), seq, state, firstActor.ToString());
+
     public static LogRecord Committed(LoggedTxnKind kind, long id) => new(LogRecordType.Committed, kind, id);
 
-    public static LogRecord CommittedAwaitingAcks(long tid) => new(LogRecordType.CommittedAwaitingAcks, LoggedTxnKind.Act, tid);
+    public static LogRecord CommittedAwaitingAcks(LoggedTxnKind kind, long id) => new(LogRecordType.CommittedAwaitingAcks, kind, id);
 
-    public static LogRecord Acknowledged(long tid) => new(LogRecordType.Acknowledged, LoggedTxnKind.Act, tid);
+    public static LogRecord Acknowledged(LoggedTxnKind kind, long id) => new(LogRecordType.Acknowledged, kind, id);
+
+    public static LogRecord Aborted(LoggedTxnKind kind, long id) => new(LogRecordType.Aborted, kind, id);
 
     /// <summary>Whether this record commits its transaction or batch.</summary>
     public bool IsCommit => Type is LogRecordType.Committed or LogRecordType.CommittedAwaitingAcks;
 
-    /// <summary>The payload inside a frame: type, kind, id, then for a state its actor, seq and bytes.</summary>
+    /// <summary>Whether this record is decided on another silo, so that recovery must ask there rather than presume it aborted.</summary>
+    public bool DecidedElsewhere => Kind is LoggedTxnKind.RemoteAct or LoggedTxnKind.GlobalBatch;
+
+    /// <summary>The payload inside a frame: type, kind, id, then for a state its actor, seq and bytes (and for a remote ACT its decider).</summary>
     public byte[] Encode()
     {
         var actor = Actor is null ? [] : Encoding.UTF8.GetBytes(Actor);
-        var length = 1 + 1 + 8 + (Type == LogRecordType.StateWritten ? 4 + actor.Length + 8 + 4 + State!.Length : 0);
+        var decider = Decider is null ? [] : Encoding.UTF8.GetBytes(Decider);
+        var hasDecider = Type == LogRecordType.StateWritten && Kind == LoggedTxnKind.RemoteAct;
+        var length = 1 + 1 + 8 + (Type == LogRecordType.StateWritten ? 4 + actor.Length + 8 + 4 + State!.Length : 0) + (hasDecider ? 4 + decider.Length : 0);
         var bytes = new byte[length];
         var span = bytes.AsSpan();
         span[0] = (byte)Type;
@@ -70,7 +105,12 @@ internal sealed record LogRecord(LogRecordType Type, LoggedTxnKind Kind, long Id
             actor.CopyTo(span[(at += 4)..]);
             BinaryPrimitives.WriteInt64LittleEndian(span[(at += actor.Length)..], Seq);
             BinaryPrimitives.WriteInt32LittleEndian(span[(at += 8)..], State!.Length);
-            State.CopyTo(span[(at + 4)..]);
+            State.CopyTo(span[(at += 4)..]);
+            if (hasDecider)
+            {
+                BinaryPrimitives.WriteInt32LittleEndian(span[(at += State.Length)..], decider.Length);
+                decider.CopyTo(span[(at + 4)..]);
+            }
         }
 
         return bytes;
@@ -113,8 +153,26 @@ internal sealed record LogRecord(LogRecordType Type, LoggedTxnKind Kind, long Id
         var seq = BinaryPrimitives.ReadInt64LittleEndian(span[at..]);
         var stateLength = BinaryPrimitives.ReadInt32LittleEndian(span[(at + 8)..]);
         at += 12;
-        return stateLength >= 0 && span.Length == at + stateLength
-            ? new LogRecord(type, kind, id, actor, seq, span.Slice(at, stateLength).ToArray())
+        if (stateLength < 0 || span.Length < at + stateLength)
+        {
+            return null;
+        }
+
+        var state = span.Slice(at, stateLength).ToArray();
+        at += stateLength;
+        if (kind != LoggedTxnKind.RemoteAct)
+        {
+            return span.Length == at ? new LogRecord(type, kind, id, actor, seq, state) : null;
+        }
+
+        if (span.Length < at + 4)
+        {
+            return null;
+        }
+
+        var deciderLength = BinaryPrimitives.ReadInt32LittleEndian(span[at..]);
+        return deciderLength >= 0 && span.Length == at + 4 + deciderLength
+            ? new LogRecord(type, kind, id, actor, seq, state, Encoding.UTF8.GetString(span.Slice(at + 4, deciderLength)))
             : null;
     }
 }

@@ -35,23 +35,30 @@ namespace Snapper.Logging;
 internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMetrics metrics, ILogger<WriteAheadLog> logger, SnapperTestHooks? testHooks = null)
     : ILifecycleParticipant<ISiloLifecycle>, IAsyncDisposable
 {
-    // ACTs committed with participants that have not all acknowledged (see LogRecordType.CommittedAwaitingAcks): what a
-    // first actor answers from when a participant asks for an outcome it no longer remembers. Loaded by recovery.
-    private readonly System.Collections.Concurrent.ConcurrentDictionary<long, byte> _openCommits = CreateOpenCommits(metrics);
+    // ACTs committed with participants that have not all acknowledged (see LogRecordType.CommittedAwaitingAcks), and on
+    // a master global batches not yet confirmed by every worker: what a first actor (the master) answers from when a
+    // participant (a worker) asks for an outcome it no longer remembers. Loaded by recovery.
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<(LoggedTxnKind Kind, long Id), byte> _openCommits = CreateOpenCommits(metrics);
 
-    private static System.Collections.Concurrent.ConcurrentDictionary<long, byte> CreateOpenCommits(SnapperMetrics metrics)
+    private static System.Collections.Concurrent.ConcurrentDictionary<(LoggedTxnKind, long), byte> CreateOpenCommits(SnapperMetrics metrics)
     {
-        var open = new System.Collections.Concurrent.ConcurrentDictionary<long, byte>();
-        metrics.ObserveEntries("log.open_commits", "ACTs committed with participants that have not all acknowledged.", () => open.Count);
+        var open = new System.Collections.Concurrent.ConcurrentDictionary<(LoggedTxnKind, long), byte>();
+        metrics.ObserveEntries("log.open_commits", "Commits (ACTs, global batches) not yet acknowledged by every participant.", () => open.Count);
         return open;
     }
+
+    // State records recovery found decided on another silo and still undecided, by actor (under _openLock). Such an
+    // actor does not activate before they are resolved (InDoubtResolver), since its recovered state depends on them.
+    private readonly Dictionary<string, List<LogRecord>> _inDoubt = new(StringComparer.Ordinal);
+    private readonly Dictionary<string, TaskCompletionSource> _settled = new(StringComparer.Ordinal);
+
     private readonly SnapperOptions _options = options.Value;
     private readonly object _openLock = new();
 
     /// <summary>Orders appends against the rotations of a checkpoint's cut.</summary>
     private readonly object _cutGate = new();
     private readonly SemaphoreSlim _checkpointGate = new(1, 1);
-    private IReadOnlyDictionary<string, RecoveredActor> _recovered = new Dictionary<string, RecoveredActor>();
+    private Dictionary<string, RecoveredActor> _recovered = new(StringComparer.Ordinal);
     private Logger[] _loggers = [];
     private FileStream? _folderLock;
     private string _folder = "";
@@ -117,10 +124,11 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
 
                 // What recovery folded is the base of the first checkpoint, so that it reads only what is logged from
                 // now on: everything before the loggers' first segments, with nothing undecided (all of it aborted).
+                // Records decided on another silo stay: they are in doubt, not aborted, until that silo answers.
                 _lastCheckpoint = recovered with
                 {
                     Cut = _loggers.ToDictionary(l => Path.GetFileName(l.Folder), l => l.FirstSegment, StringComparer.Ordinal),
-                    Image = recovered.Image with { Undecided = [] },
+                    Image = recovered.Image with { Undecided = [.. recovered.Image.Undecided.Where(r => r.DecidedElsewhere)] },
                 };
             }
             catch
@@ -146,15 +154,99 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
         }
     }
 
+    /// <summary>The state records recovery found decided on another silo and not yet resolved (a snapshot).</summary>
+    public IReadOnlyList<LogRecord> InDoubt
+    {
+        get
+        {
+            lock (_openLock)
+            {
+                return [.. _inDoubt.Values.SelectMany(r => r)];
+            }
+        }
+    }
+
+    /// <summary>Whether recovery left <paramref name="actor"/>'s state depending on an outcome decided on another silo.</summary>
+    public bool IsInDoubt(GrainId actor)
+    {
+        lock (_openLock)
+        {
+            return _inDoubt.Count > 0 && _inDoubt.ContainsKey(actor.ToString());
+        }
+    }
+
+    /// <summary>Completes when nothing of <paramref name="actor"/>'s recovered state is in doubt any more.</summary>
+    public Task WhenSettledAsync(GrainId actor)
+    {
+        lock (_openLock)
+        {
+            var key = actor.ToString();
+            if (!_inDoubt.ContainsKey(key))
+            {
+                return Task.CompletedTask;
+            }
+
+            if (!_settled.TryGetValue(key, out var settled))
+            {
+                _settled[key] = settled = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            }
+
+            return settled.Task;
+        }
+    }
+
+    /// <summary>
+    /// Records the outcome another silo gave for a part recovery found in doubt: a commit or abort record, durable before
+    /// the part's state records count (or stop counting) for their actors; then actors with nothing left in doubt settle.
+    /// </summary>
+    public async Task ResolveInDoubtAsync(LoggedTxnKind kind, long id, bool committed)
+    {
+        await AppendInOrderAsync(committed ? LogRecord.Committed(kind, id) : LogRecord.Aborted(kind, id));
+        var settled = new List<TaskCompletionSource>();
+        lock (_openLock)
+        {
+            var recovered = _recovered;
+            foreach (var (actor, records) in _inDoubt.ToArray())
+            {
+                foreach (var record in records.Where(r => r.Kind == kind && r.Id == id).ToArray())
+                {
+                    records.Remove(record);
+                    var current = recovered.GetValueOrDefault(actor) ?? new RecoveredActor(null, -1, -1);
+                    if (committed && record.Seq > current.StateSeq)
+                    {
+                        recovered[actor] = new RecoveredActor(record.State, record.Seq, Math.Max(current.MaxSeq, record.Seq));
+                    }
+                }
+
+                if (records.Count == 0)
+                {
+                    _inDoubt.Remove(actor);
+                    if (_settled.Remove(actor, out var waiter))
+                    {
+                        settled.Add(waiter);
+                    }
+                }
+            }
+        }
+
+        foreach (var waiter in settled)
+        {
+            waiter.TrySetResult();
+        }
+    }
+
     /// <summary>
     /// Appends an ACT's commit (the writers' states and the decision) on the ordered logger; completes when durable. With
-    /// <paramref name="awaitingAcks"/> the commit stays open, in memory and in the log, until <see cref="Acknowledged"/>.
+    /// <paramref name="awaitingAcks"/> the commit stays open, in memory and in the log, until <see cref="Acknowledged(long)"/>.
     /// </summary>
-    public Task AppendCommitAsync(long tid, bool awaitingAcks, LogRecord[] records)
+    public Task AppendCommitAsync(long tid, bool awaitingAcks, LogRecord[] records) => AppendCommitAsync(LoggedTxnKind.Act, tid, awaitingAcks, records);
+
+    /// <inheritdoc cref="AppendCommitAsync(long, bool, LogRecord[])"/>
+    public Task AppendCommitAsync(LoggedTxnKind kind, long id, bool awaitingAcks, LogRecord[] records)
     {
         if (awaitingAcks)
         {
-            _openCommits[tid] = 0;
+            _openCommits[(kind, id)] = 0;
         }
 
         try
@@ -163,7 +255,7 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
         }
         catch
         {
-            _openCommits.TryRemove(tid, out _);
+            _openCommits.TryRemove((kind, id), out _);
             throw;
         }
     }
@@ -172,20 +264,32 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
     /// Every participant of ACT <paramref name="tid"/> acknowledged its commit: it is closed. The record is not awaited;
     /// if it is lost in a crash, the commit is merely remembered longer.
     /// </summary>
-    public void Acknowledged(long tid)
+    public void Acknowledged(long tid) => Acknowledged(LoggedTxnKind.Act, tid);
+
+    /// <inheritdoc cref="Acknowledged(long)"/>
+    public void Acknowledged(LoggedTxnKind kind, long id)
     {
-        if (!_openCommits.TryRemove(tid, out _))
+        if (!_openCommits.TryRemove((kind, id), out _))
         {
             return;
         }
 
+        AppendWithoutWaiting(LogRecord.Acknowledged(kind, id));
+    }
+
+    /// <summary>
+    /// Appends a record nobody waits for (an acknowledgement, an abort of a part decided elsewhere): losing it in a crash
+    /// only makes recovery remember or ask longer.
+    /// </summary>
+    public void AppendWithoutWaiting(LogRecord record)
+    {
         try
         {
-            _ = AppendInOrderAsync(LogRecord.Acknowledged(tid)).ContinueWith(static t => _ = t.Exception, TaskContinuationOptions.OnlyOnFaulted);
+            _ = AppendInOrderAsync(record).ContinueWith(static t => _ = t.Exception, TaskContinuationOptions.OnlyOnFaulted);
         }
         catch (Exception exception)
         {
-            logger.LogDebug(exception, "Acknowledgement of transaction {Tid} not logged", tid);
+            logger.LogDebug(exception, "{Type} record of {Kind} {Id} not logged", record.Type, record.Kind, record.Id);
         }
     }
 
@@ -205,7 +309,10 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
     }
 
     /// <summary>Whether ACT <paramref name="tid"/> committed and some participant has not acknowledged it (false without a log).</summary>
-    public bool IsUnacknowledgedCommit(long tid) => _openCommits.ContainsKey(tid);
+    public bool IsUnacknowledgedCommit(long tid) => _openCommits.ContainsKey((LoggedTxnKind.Act, tid));
+
+    /// <summary>Whether <paramref name="id"/> committed and some participant has not acknowledged it (false without a log).</summary>
+    public bool IsUnacknowledgedCommit(LoggedTxnKind kind, long id) => _openCommits.ContainsKey((kind, id));
 
     /// <summary>Open commits (for tests and the soak report).</summary>
     public int OpenCommitCount => _openCommits.Count;
@@ -421,19 +528,30 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
         }
 
         var image = (checkpoint?.Image ?? LogImage.Empty).Fold(segments, abortedUpTo: -1, out var statistics);
-        _recovered = image.Actors;
-        foreach (var tid in image.OpenCommits)
+        _recovered = new Dictionary<string, RecoveredActor>(image.Actors, StringComparer.Ordinal);
+        foreach (var open in image.OpenCommits)
         {
-            _openCommits[tid] = 0;
+            _openCommits[open] = 0;
+        }
+
+        foreach (var record in image.Undecided.Where(r => r.DecidedElsewhere))
+        {
+            if (!_inDoubt.TryGetValue(record.Actor!, out var records))
+            {
+                _inDoubt[record.Actor!] = records = [];
+            }
+
+            records.Add(record);
         }
         MaxId = Math.Max(checkpoint?.MaxId ?? -1, statistics.MaxId);
         LastRecovery = new RecoveryReport(checkpoint?.Number, segments.Count, statistics.Records, statistics.Bytes,
-            image.Actors.Count(a => a.Value.State is not null), statistics.CommittedActs, statistics.CommittedBatches, image.Undecided.Count,
+            image.Actors.Count(a => a.Value.State is not null), statistics.CommittedActs, statistics.CommittedBatches,
+            image.Undecided.Count(r => !r.DecidedElsewhere), image.Undecided.Count(r => r.DecidedElsewhere),
             Stopwatch.GetElapsedTime(started));
         metrics.Recovered(LastRecovery.Elapsed, statistics.Bytes + (checkpoint is null ? 0 : new FileInfo(CheckpointFile.PathOf(_folder, checkpoint.Number)).Length));
-        logger.LogInformation("Write-ahead log recovered in {Elapsed:0.0} ms: checkpoint {Checkpoint}, {Segments} segment(s), {Bytes} bytes, {Records} records, {Actors} actor state(s), {Acts} committed ACT(s), {Batches} committed batch(es), {Aborted} state record(s) of aborted or unfinished transactions dropped",
+        logger.LogInformation("Write-ahead log recovered in {Elapsed:0.0} ms: checkpoint {Checkpoint}, {Segments} segment(s), {Bytes} bytes, {Records} records, {Actors} actor state(s), {Acts} committed ACT(s), {Batches} committed batch(es), {Aborted} state record(s) of aborted or unfinished transactions dropped, {InDoubt} in doubt until another silo answers",
             LastRecovery.Elapsed.TotalMilliseconds, checkpoint?.Number.ToString() ?? "none", segments.Count, statistics.Bytes, statistics.Records, LastRecovery.Actors,
-            statistics.CommittedActs, statistics.CommittedBatches, image.Undecided.Count);
+            statistics.CommittedActs, statistics.CommittedBatches, LastRecovery.Dropped, LastRecovery.InDoubt);
         return (cut, new Checkpoint(checkpoint?.Number ?? -1, MaxId, cut, image));
     }
 }
@@ -442,7 +560,7 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
 internal sealed record RecoveredActor(byte[]? State, long StateSeq, long MaxSeq);
 
 /// <summary>What a recovery read and how long it took.</summary>
-internal sealed record RecoveryReport(long? Checkpoint, int Segments, long Records, long Bytes, int Actors, int CommittedActs, int CommittedBatches, int Dropped, TimeSpan Elapsed);
+internal sealed record RecoveryReport(long? Checkpoint, int Segments, long Records, long Bytes, int Actors, int CommittedActs, int CommittedBatches, int Dropped, int InDoubt, TimeSpan Elapsed);
 
 /// <summary>What a checkpoint wrote and deleted, and how long it took.</summary>
 internal sealed record CheckpointReport(long Number, int Actors, int Undecided, int SegmentsDeleted, long SegmentBytesDeleted, long CheckpointBytes, TimeSpan Elapsed);

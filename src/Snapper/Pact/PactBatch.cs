@@ -18,8 +18,17 @@ internal sealed class PactBatch(long bid, long lastTid, GrainId[] participants)
     /// <summary>The global tids of a global part's PACTs (null for a local batch, whose tids are <see cref="Bid"/>..<see cref="LastTid"/>).</summary>
     public long[]? GlobalTids { get; init; }
 
+    /// <summary>The incarnation of the master that emitted this global part (see <see cref="Cluster.GlobalSubBatch.MasterEpoch"/>).</summary>
+    public Guid MasterEpoch { get; init; }
+
     /// <summary>A global part this worker voted for: only the master decides it now, so a local abort leaves it alone.</summary>
     public bool Voted { get; set; }
+
+    /// <summary>When this worker voted (<see cref="System.Diagnostics.Stopwatch"/> ticks): a part undecided for too long is asked about.</summary>
+    public long VotedAt { get; set; }
+
+    /// <summary>This worker is asking the master for the outcome of this voted part.</summary>
+    public bool Asking { get; set; }
 
     /// <summary>The master committed this global part; it commits here in bid order like a local batch.</summary>
     public bool GloballyCommitted { get; set; }

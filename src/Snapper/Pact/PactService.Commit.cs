@@ -33,8 +33,14 @@ internal sealed partial class PactService
         {
             try
             {
-                var written = Log.AppendStateAsync(actor, LogRecord.StateWritten(LoggedTxnKind.Batch, bid, actor, seq, _serializer.SerializeToArray(version)));
-                if (Log.StatesDurableBeforeVote || IsGlobalPart(bid))
+                // A global part's states are logged under its gbid: the master decides it, and this worker's recovery asks
+                // the master about a gbid it finds undecided.
+                var gbid = GbidOf(bid);
+                var state = _serializer.SerializeToArray(version);
+                var written = gbid >= 0
+                    ? Log.AppendInOrderAsync(LogRecord.StateWritten(LoggedTxnKind.GlobalBatch, gbid, actor, seq, state))
+                    : Log.AppendStateAsync(actor, LogRecord.StateWritten(LoggedTxnKind.Batch, bid, actor, seq, state));
+                if (Log.StatesDurableBeforeVote || gbid >= 0)
                 {
                     await written.WaitAsync(_logWriteTimeout);
                 }
@@ -75,6 +81,7 @@ internal sealed partial class PactService
     private void AbortOverdue()
     {
         WithdrawStaleSubmissions();
+        AskAboutSilentVotes();
         PactBatch? overdue;
         lock (_gate)
         {
@@ -127,15 +134,19 @@ internal sealed partial class PactService
         VoteReadyGlobalParts();
     }
 
-    /// <summary>Whether <paramref name="bid"/> is a global part (its states must be durable before this worker votes).</summary>
-    private bool IsGlobalPart(long bid) => _executing.TryGetValue(bid, out var batch) && batch.IsGlobal;
+    /// <summary>The gbid of <paramref name="bid"/> if it is a global part (its states must be durable before this worker votes), else -1.</summary>
+    private long GbidOf(long bid) => _executing.TryGetValue(bid, out var batch) ? batch.Gbid : -1;
+
+    /// <summary>A batch's commit record here: under its gbid for a global part (what recovery matches its states against).</summary>
+    private static LogRecord CommitRecordOf(PactBatch batch) =>
+        batch.IsGlobal ? LogRecord.Committed(LoggedTxnKind.GlobalBatch, batch.Gbid) : LogRecord.Committed(LoggedTxnKind.Batch, batch.Bid);
 
     private async Task LogThenCommitAsync(List<PactBatch> batches)
     {
         Exception? failure = null;
         try
         {
-            await Log.AppendInOrderAsync([.. batches.Select(batch => LogRecord.Committed(LoggedTxnKind.Batch, batch.Bid))]).WaitAsync(_logWriteTimeout);
+            await Log.AppendInOrderAsync([.. batches.Select(CommitRecordOf)]).WaitAsync(_logWriteTimeout);
         }
         catch (LogWriteRefusedException refused)
         {

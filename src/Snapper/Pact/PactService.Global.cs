@@ -1,5 +1,6 @@
 using Microsoft.Extensions.Logging;
 using Snapper.Cluster;
+using Snapper.Logging;
 
 namespace Snapper.Pact;
 
@@ -222,7 +223,7 @@ internal sealed partial class PactService
             TaskCompletionSource<long>? waiter;
             lock (_gate)
             {
-                var batch = new PactBatch(bid, bid, [.. pacts.Keys]) { Gbid = subBatch.Gbid, GlobalTids = tids };
+                var batch = new PactBatch(bid, bid, [.. pacts.Keys]) { Gbid = subBatch.Gbid, GlobalTids = tids, MasterEpoch = subBatch.MasterEpoch };
                 Register(batch, pacts, token);
                 _lastGlobalEmitted = subBatch.Gbid; // with the part registered, in one step: a waiter sees both or neither
                 _globalParts[subBatch.Gbid] = bid;
@@ -249,8 +250,8 @@ internal sealed partial class PactService
 
     /// <summary>
     /// Global parts that may now be voted for (under <see cref="_gate"/>, after the local commit pass): in bid order, while
-    /// each batch before is committing or (with the shortcut) a voted global part; a running batch, or a local one that
-    /// waits for a global decision, ends the scan.
+    /// each batch before is committing or (with the shortcut) a voted global part of the same master incarnation; a
+    /// running batch, or a local one that waits for a global decision, ends the scan.
     /// </summary>
     private void VoteReadyGlobalParts()
     {
@@ -259,6 +260,7 @@ internal sealed partial class PactService
             return;
         }
 
+        Guid? undecidedEpoch = null;
         foreach (var batch in _uncommitted.Values)
         {
             if (batch.Committing || batch.CommitLogged)
@@ -273,14 +275,82 @@ internal sealed partial class PactService
 
             if (!batch.Voted)
             {
+                if (undecidedEpoch is { } epoch && epoch != batch.MasterEpoch)
+                {
+                    // Voted parts of a previous master are still undecided: the new one would not order this after them.
+                    return;
+                }
+
                 batch.Voted = true;
+                batch.VotedAt = System.Diagnostics.Stopwatch.GetTimestamp();
                 var gbid = batch.Gbid;
                 _ = SendAsync(() => _grains.GetGrain<IGlobalCoordinatorGrain>(0).Vote(gbid, _workerIndex), $"vote for global batch {gbid}");
             }
 
-            if (!_globalShortcut && !batch.GloballyCommitted)
+            if (!batch.GloballyCommitted)
             {
-                return;
+                if (!_globalShortcut)
+                {
+                    return;
+                }
+
+                undecidedEpoch ??= batch.MasterEpoch;
+            }
+        }
+    }
+
+    /// <summary>
+    /// Asks the master about voted global parts that heard no decision within ExecutionTimeout (the master restarted, or a
+    /// commit or abort message was lost), one question per part at a time, and applies the answer.
+    /// </summary>
+    private void AskAboutSilentVotes()
+    {
+        List<long>? silent = null;
+        lock (_gate)
+        {
+            foreach (var batch in _uncommitted.Values)
+            {
+                if (batch.Voted && !batch.GloballyCommitted && !batch.Asking
+                    && System.Diagnostics.Stopwatch.GetElapsedTime(batch.VotedAt) > _executionTimeout)
+                {
+                    batch.Asking = true;
+                    (silent ??= []).Add(batch.Gbid);
+                }
+            }
+        }
+
+        foreach (var gbid in silent ?? [])
+        {
+            _ = AskOutcomeAsync(gbid);
+        }
+    }
+
+    private async Task AskOutcomeAsync(long gbid)
+    {
+        try
+        {
+            var committed = await _grains.GetGrain<IGlobalCoordinatorGrain>(0).OutcomeOf(gbid, _workerIndex).WaitAsync(_executionTimeout);
+            _logger.LogWarning("Worker {Worker} heard no decision on global batch {Gbid} in time; the master says {Outcome}", _workerIndex, gbid, committed ? "committed" : "aborted");
+            if (committed)
+            {
+                await CommitGlobalAsync(gbid);
+                _ = SendAsync(() => _grains.GetGrain<IGlobalCoordinatorGrain>(0).Confirmed(gbid, _workerIndex), $"confirmation of global batch {gbid}");
+            }
+            else
+            {
+                AbortGlobal(gbid, gbid, new TransactionAbortedException(gbid, AbortReason.CascadingAbort, $"its global batch {gbid} was aborted by the master."));
+            }
+        }
+        catch (Exception exception)
+        {
+            _logger.LogWarning(exception, "Worker {Worker} could not learn the outcome of global batch {Gbid}; asking again later", _workerIndex, gbid);
+            lock (_gate)
+            {
+                if (_globalParts.TryGetValue(gbid, out var bid) && _uncommitted.TryGetValue(bid, out var batch))
+                {
+                    batch.Asking = false;
+                    batch.VotedAt = System.Diagnostics.Stopwatch.GetTimestamp();
+                }
             }
         }
     }
@@ -288,21 +358,38 @@ internal sealed partial class PactService
     /// <summary>The master committed global batch <paramref name="gbid"/>: its part here commits in bid order; completes when it did.</summary>
     public async Task CommitGlobalAsync(long gbid)
     {
-        Task<SnapperException?> outcome;
+        Task<SnapperException?>? outcome;
         lock (_gate)
         {
             if (!_globalParts.TryGetValue(gbid, out var bid) || !_uncommitted.TryGetValue(bid, out var batch))
             {
-                _logger.LogWarning("The master committed global batch {Gbid}, which this worker no longer holds", gbid);
-                return;
+                outcome = null;
             }
-
-            batch.GloballyCommitted = true;
-            outcome = batch.Outcome.Task;
-            CommitInOrder();
+            else
+            {
+                batch.GloballyCommitted = true;
+                outcome = batch.Outcome.Task;
+                CommitInOrder();
+            }
         }
 
-        await outcome.WaitAsync(_logWriteTimeout);
+        if (outcome is null)
+        {
+            // Not held: committed here already (a repeated message), or this worker restarted after voting, and then
+            // its part's states are in its log, in doubt until now; the commit is confirmed once that is recorded.
+            if (Log.Enabled && Log.InDoubt.Any(r => r.Kind == LoggedTxnKind.GlobalBatch && r.Id == gbid))
+            {
+                await Log.ResolveInDoubtAsync(LoggedTxnKind.GlobalBatch, gbid, committed: true).WaitAsync(_logWriteTimeout);
+            }
+
+            return;
+        }
+
+        if (await outcome.WaitAsync(_logWriteTimeout) is { } failed)
+        {
+            // In doubt here (the commit record could not be confirmed): not confirmed to the master, which keeps it open.
+            throw failed;
+        }
     }
 
     /// <summary>

@@ -31,7 +31,7 @@ internal sealed partial class PactService
                 if (token.NextTid + needed > token.RangeEnd)
                 {
                     var size = Math.Max(MinTidRange, needed);
-                    token.NextTid = await _grains.GetGrain<ITidSequencerGrain>(0).Reserve(size);
+                    token.NextTid = await _tidRanges.ReserveAsync(size);
                     token.RangeEnd = token.NextTid + size;
                 }
 

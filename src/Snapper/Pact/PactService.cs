@@ -92,10 +92,12 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     private long _resolvedTid = -1;
     private long _resolvedBid = -1;
     private long _lastBid = -1;
+    private readonly Coordination.TidRanges _tidRanges;
 
     public PactService(IOptions<SnapperOptions> options, IGrainFactory grains, SnapperMetrics metrics, ILogger<PactService> logger,
-        WriteAheadLog log, Serializer serializer, SnapperTestHooks testHooks, Cluster.ActorPlacementMap placement)
+        WriteAheadLog log, Serializer serializer, SnapperTestHooks testHooks, Cluster.ActorPlacementMap placement, Coordination.TidRanges tidRanges)
     {
+        _tidRanges = tidRanges;
         _placement = placement;
         _workerIndex = options.Value.WorkerIndex;
         _globalShortcut = options.Value.GlobalCommitShortcut;
@@ -462,10 +464,10 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
                 $"batch {failed.Bid} failed ({reason.Reason})."));
         }
 
-        if (!dropVoted)
-        {
-            ReportGlobalAborts(batches, reason);
-        }
+        // Parts of global batches the master already aborted need no report; any other global part dropped here (one
+        // the master emitted after the range it aborted, merged here before that abort arrived) must be reported, or the
+        // master would wait for its vote until its watchdog gives up.
+        ReportGlobalAborts(batches.Where(b => b.IsGlobal && !IsGlobalAborted(b.Gbid)), reason);
 
         _logger.LogDebug("PACT {Tid} failed ({Reason}); aborted {Count} uncommitted batch(es)", reason.Tid, reason.Reason, batches.Length);
     }
