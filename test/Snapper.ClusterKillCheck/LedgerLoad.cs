@@ -70,6 +70,11 @@ internal sealed class LedgerLoad(IGrainFactory grains, LedgerAccounts accounts, 
         }
         finally
         {
+            foreach (var op in _ops.Values)
+            {
+                op.Freeze();
+            }
+
             WriteProgress();
         }
     }

@@ -66,12 +66,35 @@ internal sealed class Op(long id, bool pact, bool global, long from, long[] to, 
 
     public static string Describe(bool pact, bool global) => $"{(pact ? "PACT" : "ACT")} {(global ? "global" : "local")}";
 
+    private readonly Lock _lock = new();
+    private bool _frozen;
+
     public void Finish(Outcome outcome, string detail, long? tid, string phase, double ended)
     {
-        Detail = detail;
-        Tid = tid;
-        EndPhase = phase;
-        Ended = ended;
-        Outcome = outcome;
+        lock (_lock)
+        {
+            if (_frozen)
+            {
+                return;
+            }
+
+            Detail = detail;
+            Tid = tid;
+            EndPhase = phase;
+            Ended = ended;
+            Outcome = outcome;
+        }
+    }
+
+    /// <summary>
+    /// Keeps the outcome as it is now (still <see cref="Outcome.Pending"/> if unfinished): once the check began, an
+    /// answer arriving late must not change what it is checking.
+    /// </summary>
+    public void Freeze()
+    {
+        lock (_lock)
+        {
+            _frozen = true;
+        }
     }
 }
