@@ -76,7 +76,7 @@ fi
 mkdir -p "$run_dir"
 # Records of an earlier cluster in this folder (perhaps with other workers) would let kill and restart reach silos
 # that are not part of this one.
-rm -f "$run_dir"/*.cmd "$run_dir"/*.info
+rm -f "$run_dir"/*.cmd "$run_dir"/*.info "$run_dir"/*.stats
 for f in "$run_dir"/*.pid; do [ -e "$f" ] && [ "$(basename "$f")" != redis.pid ] && rm -f "$f"; done
 
 # Everything started from here on is stopped again if the start does not finish.
@@ -150,7 +150,7 @@ for name in "${names[@]}"; do
   [ $fresh -eq 1 ] && rm -rf "${data:?}/$name"
   mkdir -p "$data/$name"
   argv=(dotnet "$silo_dll" --role "$role" --workers "$workers" --redis "$redis" --silo-port "$sp" --gateway-port "$gp"
-        --data "$data/$name" --log "$data/$name/silo.log")
+        --data "$data/$name" --log "$data/$name/silo.log" --stats "$run_dir/$name.stats")
   [ "$role" = worker ] && argv+=(--worker-index "$index")
   [ -n "$advertise" ] && argv+=(--advertise "$advertise")
   argv+=("${extra[@]}")

@@ -3,6 +3,7 @@ using System.Globalization;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Logging;
 using Serilog;
+using Snapper.Runner.Cluster;
 using Snapper.Runner.Experiment;
 using Snapper.Runner.Hosting;
 using Snapper.Runner.Output;
@@ -36,6 +37,23 @@ var quickOption = new Option<bool>("--quick") { Description = "Smoke run: 1,000 
 var outOption = new Option<string?>("--out") { Description = "Output folder for CSV and charts (default data/results/<workload>-<time>)" };
 var dataOption = new Option<string>("--data") { Description = "Data folder (logs, default results)", DefaultValueFactory = _ => "data" };
 var clusterOption = new Option<int?>("--cluster") { Description = "Drive a running cluster through the gateway on this localhost port instead of an embedded silo" };
+var clusterDataOption = new Option<string?>("--cluster-data")
+{
+    Description = "The cluster's folder (deploy/cluster-start.sh --data): its workers, its first worker's gateway unless --cluster gives one, " +
+        "and each silo's CPU and PACT batches per measured cell (cpu.csv)",
+};
+var workersOption = new Option<int?>("--workers") { Description = "Workers of the cluster, for --dist-percent (default: read from --cluster-data)" };
+var distPercentOption = new Option<string?>("--dist-percent")
+{
+    Description = "Cluster runs: percent of transactions whose actors span workers, the others on one worker, each worker with its own hot set; " +
+        "a comma-separated list sweeps it (e.g. 0,25,50,75,100)",
+};
+var distLevelOption = new Option<int>("--txn-dist-level") { Description = "Workers a distributed transaction spans (with --dist-percent)", DefaultValueFactory = _ => 2 };
+var tagOption = new Option<string[]>("--tag")
+{
+    Description = "KEY=VALUE added to every row's params, e.g. --tag config=noshortcut, so rows of runs combined later stay apart (a non-numeric value is a chart series)",
+    AllowMultipleArgumentsPerToken = true,
+};
 var replotOption = new Option<string?>("--replot") { Description = "Redraw the charts of an existing results.csv (next to it) and exit; runs nothing" };
 var loggingOption = new Option<string>("--logging")
 {
@@ -56,8 +74,8 @@ var root = new RootCommand("Snapper experiment runner: one workload, several exe
 {
     workloadOption, modesOption, actorsOption, txnSizeOption, zipfOption, hotOption, pactPercentOption, warehousesOption, orderPartitionsOption,
     itemsOption, pipelineOption, epochsOption,
-    warmupOption, epochSecondsOption, quickOption, outOption, dataOption, clusterOption, loggingOption, checkpointOption, seedOption, replotOption,
-    minutesOption,
+    warmupOption, epochSecondsOption, quickOption, outOption, dataOption, clusterOption, clusterDataOption, workersOption, distPercentOption, distLevelOption,
+    tagOption, loggingOption, checkpointOption, seedOption, replotOption, minutesOption,
 };
 
 root.SetAction(async (parse, cancellationToken) =>
@@ -87,6 +105,39 @@ root.SetAction(async (parse, cancellationToken) =>
         return 2;
     }
 
+    ClusterFolder? clusterData = null;
+    try
+    {
+        clusterData = parse.GetValue(clusterDataOption) is { } clusterFolder ? ClusterFolder.Read(clusterFolder) : null;
+    }
+    catch (ArgumentException e)
+    {
+        Console.Error.WriteLine(e.Message);
+        return 2;
+    }
+
+    var cluster = parse.GetValue(clusterOption) ?? clusterData?.FirstWorkerGateway();
+    if (clusterData is not null && cluster is null)
+    {
+        Console.Error.WriteLine("--cluster-data: no worker of that cluster runs on this host; give the gateway with --cluster PORT.");
+        return 2;
+    }
+
+    var spread = parse.GetValue(distPercentOption) is { } distPercents
+        ? new WorkerSpread(Doubles(distPercents), parse.GetValue(distLevelOption), parse.GetValue(workersOption) ?? clusterData?.Workers ?? 0)
+        : null;
+    if (spread is not null && (cluster is null || spread.Workers < 1 || workloadName != "smallbank"))
+    {
+        Console.Error.WriteLine("--dist-percent needs --cluster, the cluster's workers (--workers N or --cluster-data DIR) and the smallbank workload.");
+        return 2;
+    }
+
+    if (spread is not null && (spread.Percents.Any(p => p is < 0 or > 100) || (spread.Percents.Any(p => p > 0) && (spread.Level < 2 || spread.Level > spread.Workers))))
+    {
+        Console.Error.WriteLine($"--dist-percent takes percentages from 0 to 100, and distributed transactions need a --txn-dist-level from 2 to the cluster's {spread.Workers} worker(s) (was {spread.Level}).");
+        return 2;
+    }
+
     IReadOnlyList<IWorkload> points = workloadName switch
     {
         "smallbank" => SmallBankPoints(
@@ -94,7 +145,8 @@ root.SetAction(async (parse, cancellationToken) =>
             Ints(parse.GetValue(txnSizeOption)!),
             Doubles(parse.GetValue(zipfOption)!),
             parse.GetValue(hotOption) is { } hot ? Doubles(hot) : null,
-            parse.GetValue(pactPercentOption)),
+            parse.GetValue(pactPercentOption),
+            spread),
         "tpcc" => TpccPoints(
             Ints(parse.GetValue(warehousesOption) ?? (quick ? "1" : "2")),
             Ints(parse.GetValue(orderPartitionsOption)!),
@@ -111,7 +163,8 @@ root.SetAction(async (parse, cancellationToken) =>
     Directory.CreateDirectory(outDirectory);
 
     RunnerHost.ConfigureLogging(dataDirectory);
-    var cluster = parse.GetValue(clusterOption);
+    var tags = (parse.GetValue(tagOption) ?? []).Select(Tag).ToArray();
+    var usage = clusterData is null ? null : new UsageProbe(clusterData);
     var durabilities = cluster is null
         ? Durabilities(parse.GetValue(loggingOption)!, Path.Combine(dataDirectory, "wal"), TimeSpan.FromSeconds(parse.GetValue(checkpointOption)))
         : [BenchmarkDurability.InMemory with { Name = "cluster" }]; // the cluster's silos decide
@@ -133,6 +186,7 @@ root.SetAction(async (parse, cancellationToken) =>
 
     var results = new List<RunResult>();
     var csv = Path.Combine(outDirectory, "results.csv");
+    var cpuCsv = Path.Combine(outDirectory, "cpu.csv");
     var restartReport = Path.Combine(outDirectory, "restart.txt");
     File.Delete(restartReport); // this run's restarts only, as results.csv holds this run's results only
     Console.WriteLine($"Snapper runner: {workloadName}, modes {string.Join(", ", modes)}, {points.Count} point(s), logging {string.Join(", ", durabilities.Select(d => d.Name))}, " +
@@ -154,7 +208,7 @@ root.SetAction(async (parse, cancellationToken) =>
         {
             await host.StartAsync(cancellationToken);
             var grains = host.Services.GetRequiredService<IGrainFactory>();
-            var runner = new ExperimentRunner(grains, settings, host.Services.GetRequiredService<ILogger<ExperimentRunner>>());
+            var runner = new ExperimentRunner(grains, settings, host.Services.GetRequiredService<ILogger<ExperimentRunner>>(), usage);
             foreach (var point in points)
             {
                 foreach (var mode in modes)
@@ -170,11 +224,21 @@ root.SetAction(async (parse, cancellationToken) =>
                     {
                         var result = await runner.RunAsync(point, mode, pipeline, new SyncProgress(Console.WriteLine), cancellationToken);
                         var problem = await point.CheckConsistencyAsync(grains, mode, cancellationToken);
-                        result = result with { Parameters = [new("log", durability.Name), .. result.Parameters], ConsistencyError = problem };
+                        result = result with { Parameters = [new("log", durability.Name), .. tags, .. result.Parameters], ConsistencyError = problem };
                         Console.WriteLine($"  -> {result.CommittedPerSecond:N0} txn/s, p50 {result.P50Ms:F2} ms, p99 {result.P99Ms:F2} ms, " +
-                            $"aborts {result.AbortRate:P1}, log {result.LogBytesPerTxn:N0} B and {result.FsyncsPerTxn:F3} fsyncs per txn, consistency {problem ?? "ok"}");
+                            $"aborts {result.AbortRate:P1}, {(double.IsNaN(result.LogBytesPerTxn) ? "" : $"log {result.LogBytesPerTxn:N0} B and {result.FsyncsPerTxn:F3} fsyncs per txn, ")}" +
+                            $"consistency {problem ?? "ok"}");
+                        if (result.Usage is { Count: > 0 })
+                        {
+                            Console.WriteLine($"     {UsageOutput.Line(result)}");
+                        }
+
                         results.Add(result);
                         CsvOutput.Write(csv, results);
+                        if (usage is not null)
+                        {
+                            UsageOutput.Write(cpuCsv, results);
+                        }
                     }
                 }
             }
@@ -191,8 +255,13 @@ root.SetAction(async (parse, cancellationToken) =>
     }
 
     ResultTable.Print(results);
+    UsageOutput.Print(results);
     var charts = ChartOutput.Write(outDirectory, workloadName, results);
     Console.WriteLine($"Wrote {csv}");
+    if (usage is not null)
+    {
+        Console.WriteLine($"Wrote {cpuCsv}");
+    }
     foreach (var chart in charts)
     {
         Console.WriteLine($"Wrote {chart}");
@@ -204,10 +273,18 @@ root.SetAction(async (parse, cancellationToken) =>
 
 return await root.Parse(args).InvokeAsync();
 
-static IReadOnlyList<IWorkload> SmallBankPoints(int actors, int[] txnSizes, double[] zipfs, double[]? hots, double pactPercent) =>
+static IReadOnlyList<IWorkload> SmallBankPoints(int actors, int[] txnSizes, double[] zipfs, double[]? hots, double pactPercent, WorkerSpread? spread) =>
     (from txnSize in txnSizes
      from skew in hots is null ? zipfs.Select(z => (Zipf: z, Hot: (double?)null)) : hots.Select(h => (Zipf: 0.0, Hot: (double?)h))
-     select (IWorkload)new SmallBankWorkload(new SmallBankSettings(actors, txnSize, skew.Zipf, skew.Hot, pactPercent))).ToArray();
+     from dist in spread is null ? [(double?)null] : spread.Percents.Select(p => (double?)p)
+     let settings = new SmallBankSettings(actors, txnSize, skew.Zipf, skew.Hot, pactPercent)
+     select (IWorkload)new SmallBankWorkload(settings, dist is { } percent ? AccountsByWorker(settings, spread!, percent) : null)).ToArray();
+
+// Each worker's share of the accounts gets the run's skew of its own: a hot set of the same fraction, or the same Zipf.
+static WorkerKeyChoice AccountsByWorker(SmallBankSettings settings, WorkerSpread spread, double percent) =>
+    new(settings.Actors, spread.Workers, percent, spread.Level,
+        share => settings.HotFraction is { } hot ? KeySampler.HotSet(share, hot) : KeySampler.Zipf(share, settings.Zipf),
+        (grains, account) => grains.GetGrain<ISnapperAccount>(account).GetGrainId());
 
 static IReadOnlyList<IWorkload> TpccPoints(int[] warehouses, int[] orderPartitions, int items) =>
     (from w in warehouses
@@ -268,6 +345,14 @@ static int[] Ints(string list) => list.Split(',', StringSplitOptions.RemoveEmpty
 
 static double[] Doubles(string list) => list.Split(',', StringSplitOptions.RemoveEmptyEntries).Select(v => double.Parse(v, CultureInfo.InvariantCulture)).ToArray();
 
+static KeyValuePair<string, string> Tag(string entry)
+{
+    var parts = entry.Split('=', 2);
+    return parts.Length == 2 && parts[0].Length > 0 && !entry.Contains(';', StringComparison.Ordinal) && !entry.Contains(',', StringComparison.Ordinal)
+        ? new(parts[0], parts[1])
+        : throw new ArgumentException($"--tag takes KEY=VALUE without ';' or ',', not '{entry}'.");
+}
+
 static IReadOnlyDictionary<BenchmarkMode, int[]> ParsePipelines(string[] entries)
 {
     var pipelines = new Dictionary<BenchmarkMode, int[]>(RunSettings.DefaultPipelines);
@@ -284,6 +369,9 @@ static IReadOnlyDictionary<BenchmarkMode, int[]> ParsePipelines(string[] entries
 
     return pipelines;
 }
+
+/// <summary>How a cluster run spreads transactions over workers: the --dist-percent values swept, --txn-dist-level, the workers.</summary>
+internal sealed record WorkerSpread(double[] Percents, int Level, int Workers);
 
 /// <summary>Reports progress on the calling thread (Progress&lt;T&gt; would post to the thread pool and reorder lines).</summary>
 internal sealed class SyncProgress(Action<string> report) : IProgress<string>

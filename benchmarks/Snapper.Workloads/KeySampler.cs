@@ -8,7 +8,7 @@ namespace Snapper.Workloads;
 /// O(n) per draw, which would make the load generator the bottleneck. Ranks are mapped to indexes through a
 /// fixed permutation so that hot actors are spread over the id space.
 /// </summary>
-public sealed class KeySampler
+public sealed class KeySampler : IKeyChooser
 {
     private readonly double[] _cdf;
     private readonly int[] _rankToIndex;

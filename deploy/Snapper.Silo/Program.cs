@@ -14,7 +14,7 @@ using Snapper.Workloads;
 // A stand-alone silo hosting Snapper and the benchmark workloads: an embedded silo with localhost clustering, or the
 // master or a worker of a SnapperD cluster whose silos share a Redis membership table. Flags (see SiloSettings):
 //   --role embedded|master|worker --workers N --worker-index K --redis host:port
-//   --silo-port P --gateway-port G --advertise IP --cluster-id ID --service-id ID --data DIR|off --log FILE
+//   --silo-port P --gateway-port G --advertise IP --cluster-id ID --service-id ID --data DIR|off --log FILE --stats FILE
 // and any Snapper setting as --Snapper:Name value (e.g. --Snapper:Coordinators 8).
 var builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { Args = null });
 builder.Configuration.AddCommandLine(args, SiloSettings.SwitchMappings);
@@ -87,11 +87,14 @@ builder.UseOrleans(silo =>
     silo.ConfigureBenchmarks(builder.Configuration, durability);
 });
 
+// Listening from before the start, so that the counters cover everything the silo does.
+await using var stats = settings.StatsFile is null ? null : new SiloStats(settings.StatsFile);
 using var host = builder.Build();
 var logger = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Snapper.Silo");
 var description = $"{settings.Name} (role {settings.Role}, {settings.Workers} worker(s)), silo port {settings.SiloPort}, gateway port {settings.GatewayPort}, " +
     $"advertised {settings.AdvertisedAddress}, clustering {(settings.Redis is null ? "localhost" : "redis " + settings.Redis)}, " +
-    $"cluster {settings.ClusterId}/{settings.ServiceId}, data {settings.DataFolder ?? "in memory"}, log {settings.LogFile}, pid {Environment.ProcessId}";
+    $"cluster {settings.ClusterId}/{settings.ServiceId}, data {settings.DataFolder ?? "in memory"}, log {settings.LogFile}, " +
+    $"{(settings.StatsFile is null ? "" : $"stats {settings.StatsFile}, ")}pid {Environment.ProcessId}";
 logger.LogInformation("Snapper silo starting: {Description}", description);
 try
 {

@@ -26,6 +26,7 @@ public sealed class SiloConfigurationException(string message) : Exception(messa
 /// <param name="ServiceId">Orleans service id: silos and clients of one cluster share it.</param>
 /// <param name="DataFolder">Absolute path of the write-ahead log and Orleans Transactions' files, or null (in memory).</param>
 /// <param name="LogFile">Absolute path of this silo's log file.</param>
+/// <param name="StatsFile">Absolute path of the file <see cref="SiloStats"/> keeps this silo's counters in, or null (none).</param>
 public sealed record SiloSettings(
     SiloRole Role,
     int WorkerIndex,
@@ -38,7 +39,8 @@ public sealed record SiloSettings(
     string ClusterId,
     string ServiceId,
     string? DataFolder,
-    string LogFile)
+    string LogFile,
+    string? StatsFile)
 {
     /// <summary>First silo port: the embedded silo or master gets it, worker K gets this plus 1 + K.</summary>
     public const int BaseSiloPort = 11111;
@@ -71,6 +73,7 @@ public sealed record SiloSettings(
         ["--service-id"] = "Silo:ServiceId",
         ["--data"] = "Silo:DataFolder",
         ["--log"] = "Silo:LogFile",
+        ["--stats"] = "Silo:StatsFile",
     };
 
     /// <summary>Reads and checks the settings; a bad one throws <see cref="SiloConfigurationException"/>.</summary>
@@ -134,7 +137,9 @@ public sealed record SiloSettings(
         var logFile = Path.GetFullPath(silo["LogFile"] is { Length: > 0 } l ? l
             : dataFolder is null ? Path.Combine("data", "logs", $"{name}-{siloPort}.log") : Path.Combine(dataFolder, "silo.log"));
 
-        return new SiloSettings(role, workerIndex, workers, name, siloPort, gatewayPort, redis, advertised, clusterId, serviceId, dataFolder, logFile);
+        var statsFile = silo["StatsFile"] is { Length: > 0 } st ? Path.GetFullPath(st) : null;
+
+        return new SiloSettings(role, workerIndex, workers, name, siloPort, gatewayPort, redis, advertised, clusterId, serviceId, dataFolder, logFile, statsFile);
     }
 
     /// <summary>

@@ -1,5 +1,6 @@
 using System.Diagnostics;
 using Microsoft.Extensions.Logging;
+using Snapper.Runner.Cluster;
 using Snapper.Workloads;
 
 namespace Snapper.Runner.Experiment;
@@ -7,9 +8,10 @@ namespace Snapper.Runner.Experiment;
 /// <summary>
 /// Runs one workload point in one mode: a fixed pipeline of client loops, each issuing its next
 /// transaction as soon as the previous one returns, over epochs of which the first are warm-up
-/// (thesis §3.4.1.3). Only committed transactions count toward throughput and latency.
+/// (thesis §3.4.1.3). Only committed transactions count toward throughput and latency. Against a cluster folder, a
+/// <see cref="UsageProbe"/> measures what each silo used over the measured epochs.
 /// </summary>
-public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings, ILogger<ExperimentRunner> logger)
+public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings, ILogger<ExperimentRunner> logger, UsageProbe? usage = null)
 {
     /// <summary>Longest the runner waits for in-flight transactions after the last epoch.</summary>
     private static readonly TimeSpan DrainBound = TimeSpan.FromSeconds(60);
@@ -47,12 +49,14 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
         var measuredTime = TimeSpan.Zero;
         using var batches = new PactBatchStats();
         using var log = new LogStats();
+        UsageProbe.Mark? usageStart = null;
         for (var e = 0; e < settings.Epochs; e++)
         {
             if (e == settings.WarmupEpochs)
             {
                 batches.Record();
                 log.Record();
+                usageStart = usage?.Start();
             }
 
             var clock = Stopwatch.StartNew();
@@ -72,6 +76,7 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
                 $"{committed / elapsed.TotalSeconds,10:N0} txn/s | aborts {Rate(aborted, committed),6:P1}");
         }
 
+        IReadOnlyList<SiloUsage> used = usageStart is null ? [] : usage!.Since(usageStart);
         var committedMeasured = recorders.Sum(r => Enumerable.Range(settings.WarmupEpochs, settings.MeasuredEpochs).Sum(r.CommittedIn));
         var (logBytes, fsyncs) = log.PerTransaction(committedMeasured);
         if (batches.Summary() is { } batchSummary)
@@ -85,7 +90,7 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
             logger.LogWarning("{Label}: transactions still in flight {Bound} after the last epoch", label, DrainBound);
         }
 
-        return Summarize(workload, mode, pipeline, recorders, measuredTime) with { LogBytesPerTxn = logBytes, FsyncsPerTxn = fsyncs };
+        return Summarize(workload, mode, pipeline, recorders, measuredTime) with { LogBytesPerTxn = logBytes, FsyncsPerTxn = fsyncs, Usage = used };
     }
 
     private RunResult Summarize(IWorkload workload, BenchmarkMode mode, int pipeline, LoopRecorder[] recorders, TimeSpan measuredTime)

@@ -1,8 +1,12 @@
+using Snapper.Runner.Cluster;
 using Snapper.Workloads;
 
 namespace Snapper.Runner.Experiment;
 
-/// <summary>The measured outcome of one (workload point, mode, pipeline) run, over the measured epochs only.</summary>
+/// <summary>
+/// The measured outcome of one (workload point, mode, pipeline) run, over the measured epochs only; against a cluster
+/// folder also what each silo used (<see cref="Usage"/>, empty otherwise).
+/// </summary>
 public sealed record RunResult(
     string Workload,
     BenchmarkMode Mode,
@@ -17,7 +21,8 @@ public sealed record RunResult(
     IReadOnlyDictionary<string, long> AbortsByReason,
     string? ConsistencyError,
     double LogBytesPerTxn = double.NaN,
-    double FsyncsPerTxn = double.NaN)
+    double FsyncsPerTxn = double.NaN,
+    IReadOnlyList<SiloUsage>? Usage = null)
 {
     public double AbortRate => Committed + Aborted == 0 ? 0 : (double)Aborted / (Committed + Aborted);
 

@@ -18,9 +18,11 @@ public static class ChartOutput
             .Select(g => g.MaxBy(r => r.CommittedPerSecond)!)
             .ToArray();
         var (axisName, xOf) = SweptAxis(best);
-        // One line per mode, or per (mode, logging) when the run compared logging settings.
-        var byLogging = best.Select(r => Value(r, "log")).Distinct().Count() > 1;
-        string SeriesOf(RunResult r) => byLogging ? $"{r.Mode} log={Value(r, "log")}" : r.Mode.ToString();
+        // One line per mode, or per mode and setting where non-numeric parameters differ between rows: the logging
+        // settings a run compared, or the --tag values of runs combined into one file.
+        var settingKeys = best.SelectMany(r => r.Parameters).Where(p => !double.TryParse(p.Value, CultureInfo.InvariantCulture, out _)).Select(p => p.Key)
+            .Distinct().Where(key => best.Select(r => Value(r, key)).Distinct().Count() > 1).ToArray();
+        string SeriesOf(RunResult r) => string.Join(' ', settingKeys.Select(key => $"{key}={Value(r, key)}").Prepend(r.Mode.ToString()));
         var series = best.Select(SeriesOf).Distinct().ToArray();
         var xs = best.Select(xOf).Distinct().Order().ToArray();
         var written = new List<string>();

@@ -23,11 +23,14 @@ public sealed class SmallBankWorkload : IWorkload
     private const int CheckChunk = 100;
     private readonly SmallBankSettings _settings;
     private readonly KeySampler _sampler;
+    private readonly IKeyChoice? _keyChoice;
     private GrainReferences<INtAccount>? _ntAccounts;
     private GrainReferences<ISnapperAccount>? _snapperAccounts;
     private GrainReferences<IOrleansTxnAccount>? _orleansTxnAccounts;
 
-    public SmallBankWorkload(SmallBankSettings settings)
+    /// <param name="settings">The workload's parameters.</param>
+    /// <param name="keyChoice">Chooses each MultiTransfer's accounts instead of <paramref name="settings"/>' skew over all of them (a cluster run's distribution over workers); null draws over all.</param>
+    public SmallBankWorkload(SmallBankSettings settings, IKeyChoice? keyChoice = null)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(settings.TxnSize, 2);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(settings.TxnSize, settings.Actors);
@@ -40,7 +43,9 @@ public sealed class SmallBankWorkload : IWorkload
             settings.HotFraction is { } h
                 ? new("hot", h.ToString(CultureInfo.InvariantCulture))
                 : new("zipf", settings.Zipf.ToString(CultureInfo.InvariantCulture)),
+            .. keyChoice?.Parameters ?? [],
         ];
+        _keyChoice = keyChoice;
     }
 
     public string Name => "smallbank";
@@ -76,16 +81,20 @@ public sealed class SmallBankWorkload : IWorkload
                 }
             });
 
-    public ITransactionDriver CreateDriver(IGrainFactory grains, BenchmarkMode mode, int seed) => mode switch
+    public ITransactionDriver CreateDriver(IGrainFactory grains, BenchmarkMode mode, int seed)
     {
-        BenchmarkMode.NT => new Driver(this, seed, input => NtAccounts(grains)[input.From].MultiTransfer(input.Transfer)),
-        BenchmarkMode.ACT => new Driver(this, seed, input => Act(SnapperAccounts(grains), input)),
-        BenchmarkMode.PACT => new Driver(this, seed, input => Pact(SnapperAccounts(grains), input)),
-        BenchmarkMode.Hybrid => new Driver(this, seed, input =>
-            input.Draw * 100 < _settings.PactPercent ? Pact(SnapperAccounts(grains), input) : Act(SnapperAccounts(grains), input)),
-        BenchmarkMode.OrleansTxn => new Driver(this, seed, input => OrleansTxnAccounts(grains)[input.From].MultiTransfer(input.Transfer)),
-        _ => throw new NotSupportedException($"SmallBank has no {mode} mode."),
-    };
+        var keys = _keyChoice?.Bind(grains) ?? _sampler;
+        return mode switch
+        {
+            BenchmarkMode.NT => new Driver(this, keys, seed, input => NtAccounts(grains)[input.From].MultiTransfer(input.Transfer)),
+            BenchmarkMode.ACT => new Driver(this, keys, seed, input => Act(SnapperAccounts(grains), input)),
+            BenchmarkMode.PACT => new Driver(this, keys, seed, input => Pact(SnapperAccounts(grains), input)),
+            BenchmarkMode.Hybrid => new Driver(this, keys, seed, input =>
+                input.Draw * 100 < _settings.PactPercent ? Pact(SnapperAccounts(grains), input) : Act(SnapperAccounts(grains), input)),
+            BenchmarkMode.OrleansTxn => new Driver(this, keys, seed, input => OrleansTxnAccounts(grains)[input.From].MultiTransfer(input.Transfer)),
+            _ => throw new NotSupportedException($"SmallBank has no {mode} mode."),
+        };
+    }
 
     public async Task<string?> CheckConsistencyAsync(IGrainFactory grains, BenchmarkMode mode, CancellationToken cancellationToken)
     {
@@ -138,9 +147,9 @@ public sealed class SmallBankWorkload : IWorkload
         return account.StartTxn(account.MultiTransfer, input.Transfer, accesses);
     }
 
-    private TransferPlan NextTransfer(Random random)
+    private TransferPlan NextTransfer(IKeyChooser keys, Random random)
     {
-        var picked = _sampler.NextDistinct(random, _settings.TxnSize);
+        var picked = keys.NextDistinct(random, _settings.TxnSize);
         var to = new long[picked.Length - 1];
         for (var i = 1; i < picked.Length; i++)
         {
@@ -153,7 +162,7 @@ public sealed class SmallBankWorkload : IWorkload
     /// <summary>One MultiTransfer to issue; <paramref name="Draw"/> picks its mode in hybrid runs.</summary>
     private readonly record struct TransferPlan(long From, MultiTransferInput Transfer, double Draw);
 
-    private sealed class Driver(SmallBankWorkload workload, int seed, Func<TransferPlan, Task> run) : ITransactionDriver
+    private sealed class Driver(SmallBankWorkload workload, IKeyChooser keys, int seed, Func<TransferPlan, Task> run) : ITransactionDriver
     {
         private readonly Random _random = new(seed);
 
@@ -161,7 +170,7 @@ public sealed class SmallBankWorkload : IWorkload
         {
             try
             {
-                await run(workload.NextTransfer(_random));
+                await run(workload.NextTransfer(keys, _random));
                 return RunOutcome.Commit;
             }
             catch (Exception exception)

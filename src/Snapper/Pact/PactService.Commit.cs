@@ -85,15 +85,18 @@ internal sealed partial class PactService
         PactBatch? overdue;
         lock (_gate)
         {
-            // A voted global part waits for the master, whose own watchdog bounds it; the first batch this worker decides is checked.
             overdue = _uncommitted.Values.FirstOrDefault(b => !b.Committing && !b.Voted);
         }
 
-        if (overdue is not null && !overdue.Committing && System.Diagnostics.Stopwatch.GetElapsedTime(overdue.EmittedAt) > _executionTimeout)
+        // A batch that completed waits only for earlier ones, which are committing (bounded by LogWriteTimeout) or voted
+        // global parts (bounded by the master, and by this worker asking it after ExecutionTimeout): it gets twice the
+        // bound, so that the question about the part ahead of it is answered first; a batch still running gets the bound.
+        var bound = overdue is { Pending: 0 } ? 2 * _executionTimeout : _executionTimeout;
+        if (overdue is not null && !overdue.Committing && System.Diagnostics.Stopwatch.GetElapsedTime(overdue.EmittedAt) > bound)
         {
-            _logger.LogWarning("PACT batch {Bid} did not commit within {Timeout}; aborting it and every later batch", overdue.Bid, _executionTimeout);
+            _logger.LogWarning("PACT batch {Bid} did not commit within {Timeout}; aborting it and every later batch", overdue.Bid, bound);
             Abort(new PactTicket(overdue.Bid, overdue.Bid), new TransactionAbortedException(overdue.Bid, AbortReason.ExecutionTimeout,
-                $"its batch {overdue.Bid} did not commit within {_executionTimeout}."));
+                $"its batch {overdue.Bid} did not commit within {bound}."));
         }
     }
 

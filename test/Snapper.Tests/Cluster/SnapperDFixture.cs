@@ -20,7 +20,7 @@ public class SnapperDFixture : IAsyncLifetime
 
     public async Task InitializeAsync()
     {
-        Cluster = await ClusterFixture.StartAsync(Configure, hooks: null, silos: 1 + Workers, configureBySiloName: (name, o) =>
+        Cluster = await ClusterFixture.StartAsync(Configure, Hooks, silos: 1 + Workers, configureBySiloName: (name, o) =>
         {
             var index = int.Parse(name[(name.LastIndexOf('_') + 1)..], System.Globalization.CultureInfo.InvariantCulture);
             o.Workers = Workers;
@@ -46,6 +46,9 @@ public class SnapperDFixture : IAsyncLifetime
             return roster.MasterSilo is not null && Enumerable.Range(0, Workers).All(w => roster.WorkerSilo(w) is not null);
         }
     }
+
+    /// <summary>Fault injection shared by every silo (all off unless a test sets one and clears it after).</summary>
+    internal SnapperTestHooks Hooks { get; } = new();
 
     protected virtual void Configure(SnapperOptions options) => options.HybridScheduling = HybridScheduling.CommittedBatchesOnly;
 

@@ -84,16 +84,10 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
     [Fact]
     public async Task A_worker_restarted_after_voting_for_a_global_pact_learns_the_commit_from_the_master()
     {
-        var (a, b) = (OnWorker(0), OnWorker(1));
-        await Fund(a, b);
-        _hooks.WithholdGlobalCommit = (worker, _) => worker == 1;
-
-        var from = Account(a);
-        await from.StartTxn(from.Transfer, new Transfer(1, b, 30m), ActorAccessInfo.Of(from, Account(b)));
+        var (a, b) = await TransferUnheardByWorker1Async(global: true, 30m);
         var master = Services(0).GetRequiredService<WriteAheadLog>();
         Assert.Equal(1, master.OpenCommitCount);
 
-        _hooks.WithholdGlobalCommit = null;
         await RestartAsync(2);
         var worker1 = Services(2).GetRequiredService<WriteAheadLog>();
         Assert.Equal(1, worker1.LastRecovery!.InDoubt);
@@ -107,14 +101,7 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
     [Fact]
     public async Task A_worker_and_the_master_restarted_recover_a_global_commit_from_the_masters_log()
     {
-        var (a, b) = (OnWorker(0), OnWorker(1));
-        await Fund(a, b);
-        _hooks.WithholdGlobalCommit = (worker, _) => worker == 1;
-
-        var from = Account(a);
-        await from.StartTxn(from.Transfer, new Transfer(1, b, 30m), ActorAccessInfo.Of(from, Account(b)));
-
-        _hooks.WithholdGlobalCommit = null;
+        var (a, b) = await TransferUnheardByWorker1Async(global: true, 30m);
         await StopAsync(2);
         await RestartAsync(0);
         Assert.Equal(1, Services(0).GetRequiredService<WriteAheadLog>().OpenCommitCount);
@@ -127,15 +114,9 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
     [Fact]
     public async Task An_answer_heard_after_a_restart_is_logged_so_the_next_restart_finds_nothing_in_doubt()
     {
-        var (a, b) = (OnWorker(0), OnWorker(1));
-        await Fund(a, b);
-
         // Worker 1 restarts with its part of a committed PACT in doubt and learns the commit; a second restart finds
         // nothing in doubt any more (the answer was logged), and the balances stay.
-        _hooks.WithholdGlobalCommit = (worker, _) => worker == 1;
-        var from = Account(a);
-        await from.StartTxn(from.Transfer, new Transfer(1, b, 10m), ActorAccessInfo.Of(from, Account(b)));
-        _hooks.WithholdGlobalCommit = null;
+        var (a, b) = await TransferUnheardByWorker1Async(global: true, 10m);
         await RestartAsync(2);
         Assert.Equal(110m, await BalanceOf(b));
         await RestartAsync(2);
@@ -147,15 +128,7 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
     [Fact]
     public async Task An_act_participant_on_another_worker_logs_its_state_on_its_own_silo_and_recovers_the_commit()
     {
-        var (a, b) = (OnWorker(0), OnWorker(1));
-        await Fund(a, b);
-        var participant = Account(b).GetGrainId();
-        _hooks.WithholdActCommit = p => p == participant;
-
-        var from = Account(a);
-        await from.StartTxn(from.Transfer, new Transfer(1, b, 25m));
-
-        _hooks.WithholdActCommit = null;
+        var (a, b) = await TransferUnheardByWorker1Async(global: false, 25m);
         await RestartAsync(2);
         Assert.Equal(1, Services(2).GetRequiredService<WriteAheadLog>().LastRecovery!.InDoubt);
         Assert.Equal(125m, await BalanceOf(b));
@@ -165,15 +138,7 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
     [Fact]
     public async Task An_act_participant_recovers_the_commit_from_its_first_actors_log_when_both_workers_restarted()
     {
-        var (a, b) = (OnWorker(0), OnWorker(1));
-        await Fund(a, b);
-        var participant = Account(b).GetGrainId();
-        _hooks.WithholdActCommit = p => p == participant;
-
-        var from = Account(a);
-        await from.StartTxn(from.Transfer, new Transfer(1, b, 25m));
-
-        _hooks.WithholdActCommit = null;
+        var (a, b) = await TransferUnheardByWorker1Async(global: false, 25m);
         await StopAsync(2);
         await RestartAsync(1);
         await StartAsync(2);
@@ -223,13 +188,41 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
         Assert.True(failure is WorkerUnavailableException or TransactionAbortedException, failure.ToString());
 
         await from.StartTxn(from.Transfer, new Transfer(2, a2, 5m), ActorAccessInfo.Of(from, Account(a2)));
-        await from.StartTxn(from.Transfer, new Transfer(3, b, 5m)); // an ACT across workers needs no master while its silo holds tids
+        await from.StartTxn(from.Transfer, new Transfer(3, b, 5m)); // an ACT across workers needs no master
 
         await StartAsync(0);
         await from.StartTxn(from.Transfer, new Transfer(4, b, 20m), ActorAccessInfo.Of(from, Account(b)));
         Assert.Equal(70m, await BalanceOf(a));
         Assert.Equal(105m, await BalanceOf(a2));
         Assert.Equal(125m, await BalanceOf(b));
+    }
+
+    /// <summary>
+    /// Funds an account on each worker with 100 and transfers <paramref name="amount"/> from worker 0's to worker 1's with
+    /// a PACT (<paramref name="global"/>) or an ACT, withholding the commit from worker 1, as if it crashed before hearing
+    /// it: the client hears "committed", and worker 1 holds its part prepared (voted) and undecided.
+    /// </summary>
+    private async Task<(long A, long B)> TransferUnheardByWorker1Async(bool global, decimal amount)
+    {
+        var (a, b) = (OnWorker(0), OnWorker(1));
+        await Fund(a, b);
+        var participant = Account(b).GetGrainId();
+        _hooks.WithholdGlobalCommit = (worker, _) => worker == 1;
+        _hooks.WithholdActCommit = p => p == participant;
+        try
+        {
+            var from = Account(a);
+            await (global
+                ? from.StartTxn(from.Transfer, new Transfer(1, b, amount), ActorAccessInfo.Of(from, Account(b)))
+                : from.StartTxn(from.Transfer, new Transfer(1, b, amount)));
+        }
+        finally
+        {
+            _hooks.WithholdGlobalCommit = null;
+            _hooks.WithholdActCommit = null;
+        }
+
+        return (a, b);
     }
 
     private long OnWorker(int worker)

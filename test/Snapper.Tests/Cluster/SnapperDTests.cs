@@ -56,6 +56,28 @@ public sealed class SnapperDTests(SnapperDFixture fixture, ITestOutputHelper out
     }
 
     [Fact]
+    public async Task A_worker_that_voted_and_never_heard_the_commit_asks_the_master_and_commits_its_part()
+    {
+        var a = fixture.OnWorker(0, 1)[0];
+        var b = fixture.OnWorker(1, 1)[0];
+        await Fund([a, b], 100m);
+        var from = Account(a);
+        fixture.Hooks.WithholdGlobalCommit = (worker, _) => worker == 1;
+        try
+        {
+            // The client hears "committed" from worker 0; worker 1's part waits, voted, until it asks (ExecutionTimeout).
+            await from.StartTxn(from.Transfer, new Transfer(1, b, 30m), ActorAccessInfo.Of(from, Account(b)));
+        }
+        finally
+        {
+            fixture.Hooks.WithholdGlobalCommit = null;
+        }
+
+        Assert.Equal(130m, await BalanceOf(b));
+        Assert.Equal(70m, await BalanceOf(a));
+    }
+
+    [Fact]
     public async Task A_pact_on_one_worker_is_local_and_one_spanning_workers_is_ordered_by_the_master()
     {
         var a = fixture.OnWorker(0, 2);
