@@ -113,41 +113,9 @@ internal sealed class LedgerCheck(IReadOnlyCollection<Op> ops, LedgerAccounts ac
     /// <summary>Every operation writes each of its accounts, so each account's list is a serialization order; together they must not form a cycle.</summary>
     private void CheckOrder()
     {
-        var edges = new Dictionary<long, HashSet<long>>();
-        var indegree = new Dictionary<long, int>();
-        foreach (var order in states.Values.Select(s => s.Applied))
+        var stuck = WriteOrders.OnACycle(states.Values.Select(s => s.Applied));
+        if (stuck.Length > 0)
         {
-            foreach (var op in order)
-            {
-                indegree.TryAdd(op, 0);
-            }
-
-            for (var i = 1; i < order.Count; i++)
-            {
-                if (order[i - 1] != order[i] && (edges.TryGetValue(order[i - 1], out var next) ? next : edges[order[i - 1]] = new()).Add(order[i]))
-                {
-                    indegree[order[i]]++;
-                }
-            }
-        }
-
-        var ready = new Queue<long>(indegree.Where(d => d.Value == 0).Select(d => d.Key));
-        var sorted = 0;
-        while (ready.TryDequeue(out var op))
-        {
-            sorted++;
-            foreach (var next in edges.GetValueOrDefault(op) ?? [])
-            {
-                if (--indegree[next] == 0)
-                {
-                    ready.Enqueue(next);
-                }
-            }
-        }
-
-        if (sorted < indegree.Count)
-        {
-            var stuck = indegree.Where(d => d.Value > 0).Select(d => d.Key).Order().ToArray();
             Warnings.Add($"the accounts' write orders form a cycle: {stuck.Length} ops are on or after it, e.g. " +
                 string.Join("; ", stuck.Take(6).Select(o => _byId.TryGetValue(o, out var op) ? $"op {o} {Describe(op)}" : $"op {o}")));
         }

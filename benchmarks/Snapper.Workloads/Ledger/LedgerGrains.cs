@@ -4,7 +4,7 @@ using Snapper;
 namespace Snapper.Workloads.Ledger;
 
 /// <summary>
-/// An account of the cluster kill test's ledger (test/Snapper.ClusterKillCheck): a balance and the ids of the
+/// An account of the crash tests' and the cluster kill test's ledger (test/Snapper.CrashHost, test/Snapper.ClusterKillCheck): a balance and the ids of the
 /// operations applied to it, in order, so that after silos were killed and restarted a client can tell, for each
 /// operation it issued, whether it is on every account it touched, on none, or (wrongly) on some.
 /// </summary>
@@ -39,9 +39,6 @@ public interface ILedgerAccount : ITransactionalActor, IGrainWithIntegerKey
     Task<LedgerState> Read(TxnContext ctx, int unused);
 }
 
-// The crash host's ledger account (test/Snapper.CrashHost) has the same class name and the test silos load both
-// assemblies, so this one names its grain type itself.
-[GrainType("workloads-ledger-account")]
 public sealed class LedgerAccount : TransactionalActor<LedgerState>, ILedgerAccount
 {
     public async Task Open(TxnContext ctx, long balance)
