@@ -30,15 +30,9 @@ catch (SiloConfigurationException e)
     return 2;
 }
 
-// Snapper's options bind from the same configuration: write the role back in its canonical spelling, and give master
-// and workers the hybrid scheduling their validator requires unless the operator chose one (batch ids are numbered per
-// worker, so the serializability check of an embedded silo cannot compare them).
+// Snapper's options bind from the same configuration: write the role back in its canonical spelling.
 builder.Configuration["Snapper:Role"] = settings.Role.ToString();
 builder.Configuration["Snapper:Workers"] = settings.Workers.ToString(CultureInfo.InvariantCulture);
-if (settings.Role != SiloRole.Embedded && string.IsNullOrEmpty(builder.Configuration["Snapper:HybridScheduling"]))
-{
-    builder.Configuration["Snapper:HybridScheduling"] = nameof(HybridScheduling.CommittedBatchesOnly);
-}
 
 Directory.CreateDirectory(Path.GetDirectoryName(settings.LogFile)!);
 Log.Logger = new LoggerConfiguration()

@@ -38,7 +38,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
             try
             {
                 Runtime.Metrics.PreparesSent(participants.Length);
-                votes = await Task.WhenAll(participants.Select(p => Runtime.Participant(p).Prepare(txn.Tid, txn.MaxBeforeBid)))
+                votes = await Task.WhenAll(participants.Select(p => Runtime.Participant(p).Prepare(txn.Tid, txn.MaxBefore)))
                     .WaitAsync(Runtime.Options.PrepareTimeout);
             }
             catch (Exception exception)
@@ -103,7 +103,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
             var commits = new List<(GrainId Participant, Task Sent)>(writers.Length);
             Task Send(GrainId participant) => Runtime.TestHooks.WithholdActCommit?.Invoke(participant) == true
                 ? Task.FromException(new TimeoutException("withheld by a test"))
-                : Runtime.Participant(participant).Commit(txn.Tid, txn.MaxBeforeBid);
+                : Runtime.Participant(participant).Commit(txn.Tid, txn.MaxBefore);
             commits.AddRange(writers.Except(onOtherSilos).Select(p => (p, Send(p))));
             if (onOtherSilos.Length > 0)
             {
@@ -201,46 +201,82 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
     }
 
     /// <summary>
-    /// The hybrid check and commit rule (<see cref="HybridCheck"/>), once every participant voted. Waiting is safe after
-    /// the check: every batch waiting for this ACT has a larger bid than the one it waits for, and nobody waits for its
-    /// locks meanwhile (<see cref="WaitDieLock.HolderWaitsForBatches"/>), so no cycle of waits closes through it.
+    /// The hybrid check (<see cref="HybridCheck"/>) and commit rule, once every participant voted: pass the check, then
+    /// wait until every batch the ACT read from (its own and the participants' uncommitted ones) committed. Waiting is
+    /// safe after the check: every batch waiting for this ACT comes after every batch it waits for, and nobody waits
+    /// for its locks meanwhile (<see cref="WaitDieLock.HolderWaitsForBatches"/>), so no cycle of waits closes through it.
     /// </summary>
     private async Task<TransactionAbortedException?> CheckHybridAsync(ActorTransaction<TState> txn, PrepareResult[] votes)
     {
-        var maxBefore = txn.MaxBeforeBid;
-        if (Runtime.Options.HybridScheduling != Hosting.HybridScheduling.SerializabilityCheck || maxBefore < 0 || Runtime.TestHooks.SkipHybridGate)
+        if (Runtime.Options.HybridScheduling != Hosting.HybridScheduling.SerializabilityCheck || Runtime.TestHooks.SkipHybridGate)
         {
-            return null; // depends on no uncommitted batch (or, test-only, the check is off)
+            return null;
         }
 
-        var (ownMin, ownComplete) = Self.AfterSetPart(txn);
-        var (minAfter, complete) = HybridCheck.CombineAfterSets(ownMin, ownComplete, votes.Select(v => (v.MinAfterBid, v.AfterSetComplete)));
-        var batches = Runtime.Batches;
-        var verdict = HybridCheck.Check(maxBefore, minAfter, complete, batches.IsCommitted(maxBefore));
-        if (verdict.Kind == HybridVerdictKind.Abort)
+        var pacts = Runtime.Pacts;
+        foreach (var vote in votes)
         {
-            return new TransactionAbortedException(txn.Tid, verdict.Reason, verdict.Why!);
+            pacts.HeardResolved(vote.Worker, vote.ResolvedBid);
         }
 
-        if (!batches.IsCommitted(maxBefore))
+        var (ownPending, ownAborted) = Self.ReadFromOutcome(txn);
+        if (ownAborted)
         {
-            // Whoever waits for this ACT's locks would now wait for batches that may wait for it: they give way.
-            core.Lock.HolderWaitsForBatches(txn.Tid);
+            return new TransactionAbortedException(txn.Tid, AbortReason.CascadingAbort, $"PACT batch {txn.ReadFromBid}, whose writes it read on actor {core.Self}, aborted.");
         }
 
-        bool committed;
+        // An ACT that read no uncommitted batch anywhere has nothing to check (and nothing to wait for).
+        var maxBefore = txn.MaxBefore;
+        if (!maxBefore.IsNone && await CheckAsync(txn, votes, maxBefore) is { } notSerializable)
+        {
+            return notSerializable;
+        }
+
+        var pending = votes.Where(v => v.ReadFromBid >= 0).Select(v => (v.Worker, Bid: v.ReadFromBid));
+        if (ownPending >= 0)
+        {
+            pending = pending.Append((pacts.WorkerIndex, ownPending));
+        }
+
+        var waits = pending.GroupBy(p => p.Worker, p => p.Bid).Select(g => pacts.WhenCommittedAsync(g.Key, [.. g.Distinct()])).ToArray();
+        if (waits.Length == 0)
+        {
+            return null;
+        }
+
+        // Whoever waits for this ACT's locks would now wait for batches that may wait for it: they give way.
+        core.Lock.HolderWaitsForBatches(txn.Tid);
         try
         {
-            committed = await batches.WhenResolvedAsync(verdict.WaitForBid).WaitAsync(Runtime.Options.ExecutionTimeout);
+            var committed = await Task.WhenAll(waits).WaitAsync(Runtime.Options.ExecutionTimeout);
+            return committed.All(c => c) ? null
+                : new TransactionAbortedException(txn.Tid, AbortReason.CascadingAbort, $"a PACT batch whose writes it read (up to {maxBefore}) aborted.");
         }
-        catch (TimeoutException)
+        catch (Exception exception)
         {
             return new TransactionAbortedException(txn.Tid, AbortReason.HybridDeadlock,
-                $"PACT batch {maxBefore}, which it depends on, did not commit within {Runtime.Options.ExecutionTimeout}.");
+                $"the PACT batches whose writes it read (up to {maxBefore}) did not commit within {Runtime.Options.ExecutionTimeout} ({exception.Message}).");
+        }
+    }
+
+    /// <summary>The check itself: max(BS) against min(AS) of every actor's part.</summary>
+    private async Task<TransactionAbortedException?> CheckAsync(ActorTransaction<TState> txn, PrepareResult[] votes, BatchPosition maxBefore)
+    {
+        var (ownMin, ownComplete) = Self.AfterSetPart(txn);
+        var (minAfter, complete) = HybridCheck.CombineAfterSets(ownMin, ownComplete, votes.Select(v => (v.MinAfter, v.AfterSetComplete)));
+        bool maxBeforeResolved;
+        try
+        {
+            maxBeforeResolved = complete || await Runtime.Pacts.IsResolvedAsync(maxBefore).WaitAsync(Runtime.Options.PrepareTimeout);
+        }
+        catch (Exception exception)
+        {
+            return new TransactionAbortedException(txn.Tid, AbortReason.SerializabilityIncompleteAfterSet,
+                $"its AfterSet is incomplete, and worker {maxBefore.Worker} did not say whether PACT {maxBefore} resolved ({exception.Message}).");
         }
 
-        var after = HybridCheck.AfterWait(txn.MinBeforeBid, maxBefore, committed, committed && batches.AnyAbortedBetween(txn.MinBeforeBid, maxBefore));
-        return after.Kind == HybridVerdictKind.Abort ? new TransactionAbortedException(txn.Tid, after.Reason, after.Why!) : null;
+        var verdict = HybridCheck.Check(maxBefore, minAfter, complete, maxBeforeResolved);
+        return verdict.Passed ? null : new TransactionAbortedException(txn.Tid, verdict.Reason, verdict.Why!);
     }
 
     public async Task AbortEverywhereAsync(ActorTransaction<TState> txn, TransactionAbortedException reason)

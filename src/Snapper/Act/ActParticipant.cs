@@ -1,5 +1,6 @@
 using Microsoft.Extensions.Logging;
 using Snapper.Actors;
+using Snapper.Hybrid;
 
 namespace Snapper.Act;
 
@@ -77,7 +78,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         if (txn.Admitted)
         {
             txn.Admitted = false;
-            core.Schedule.ExitAct(txn.Tid, outcome == TxnOutcome.Committed ? txn.MaxBeforeBid : -1);
+            core.Schedule.ExitAct(txn.Tid, outcome == TxnOutcome.Committed ? txn.MaxBefore : BatchPosition.None);
         }
     }
 
@@ -111,20 +112,37 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
     }
 
     /// <summary>
-    /// This actor's part of the ACT's AfterSet: the first batch after it here (-1 if none), and whether the part is
-    /// complete for the check. The delivered watermark is read before the schedule: every batch up to it is then
-    /// in the schedule already, so if it covers max(BS), batches after the ACT still to come are larger than max(BS).
-    /// In-order delivery inside the silo makes this exact where the thesis, with asynchronous batch messages, had
-    /// to treat the part as unknown (its incomplete-AfterSet case).
+    /// This actor's part of the ACT's AfterSet: the first batch after it here (none if none), and whether the part is
+    /// complete for the check. The silo's emission frontier is read before the schedule: every batch emitted before
+    /// is then in the schedule already, and every later one comes after the frontier, so if the frontier is at or after
+    /// max(BS), batches after the ACT still to come are later than max(BS). In-order delivery inside the silo makes
+    /// this exact where the thesis, with asynchronous batch messages, had to treat the part as unknown (its
+    /// incomplete-AfterSet case); in a cluster it still is unknown when max(BS) is a global batch this worker has not
+    /// emitted yet.
     /// </summary>
-    public (long MinAfterBid, bool Complete) AfterSetPart(ActorTransaction<TState> txn)
+    public (BatchPosition MinAfter, bool Complete) AfterSetPart(ActorTransaction<TState> txn)
     {
-        var delivered = Runtime.Batches.DeliveredBid;
-        var minAfterBid = core.Schedule.MinAfterBid(txn.Tid);
-        return (minAfterBid, minAfterBid >= 0 || delivered >= txn.MaxBeforeBid);
+        var frontier = Runtime.Batches.EmissionFrontier();
+        var minAfter = core.Schedule.MinAfter(txn.Tid);
+        return (minAfter, HybridCheck.IsAfterSetPartComplete(minAfter, frontier, txn.MaxBefore));
     }
 
-    public Task<PrepareResult> Prepare(long tid, long maxBeforeBid)
+    /// <summary>
+    /// The commit rule's part of this actor (thesis §3.3.4.4): the batch the ACT read from here if it has not resolved
+    /// yet (its bid, for the first actor to wait on; -1 if there is none or it committed), and whether it aborted.
+    /// </summary>
+    public (long PendingBid, bool Aborted) ReadFromOutcome(ActorTransaction<TState> txn)
+    {
+        if (!CheckingHybrid || txn.ReadFromBid < 0)
+        {
+            return (-1, false);
+        }
+
+        var resolved = Runtime.Batches.WhenResolvedAsync(txn.ReadFromBid);
+        return !resolved.IsCompletedSuccessfully ? (txn.ReadFromBid, false) : (-1, !resolved.Result);
+    }
+
+    public Task<PrepareResult> Prepare(long tid, BatchPosition maxBefore)
     {
         if (!core.Transactions.TryGetValue(tid, out var txn) || txn.Phase != ActorTxnPhase.Active || txn.IsRoot)
         {
@@ -139,23 +157,33 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
             return Task.FromResult(new PrepareResult(PrepareVote.No));
         }
 
-        txn.MaxBeforeBid = Math.Max(txn.MaxBeforeBid, maxBeforeBid);
-        var (minAfterBid, complete) = CheckingHybrid ? AfterSetPart(txn) : (-1, false);
-        if (CheckingHybrid && txn.Wrote && !Runtime.Batches.IsCommitted(txn.MaxBeforeBid))
+        txn.DependsOn(maxBefore);
+        var (readFrom, readFromAborted) = ReadFromOutcome(txn);
+        if (readFromAborted)
         {
-            // The first actor may wait for batch max(BS) with this lock held (see ActCoordinator).
+            txn.Doom(new TransactionAbortedException(tid, AbortReason.CascadingAbort, $"PACT batch {txn.ReadFromBid}, whose writes it read on actor {core.Self}, aborted."));
+            End(txn, TxnOutcome.Aborted);
+            return Task.FromResult(new PrepareResult(PrepareVote.No));
+        }
+
+        var (minAfter, complete) = CheckingHybrid ? AfterSetPart(txn) : (BatchPosition.None, false);
+        if (CheckingHybrid && txn.Wrote && !Runtime.Batches.IsResolved(txn.MaxBefore))
+        {
+            // The first actor may wait for the batches the ACT read from with this lock held (see ActCoordinator).
             core.Lock.HolderWaitsForBatches(tid);
         }
 
+        var vote = new PrepareResult(PrepareVote.ReadOnly, minAfter, complete,
+            Worker: Runtime.Pacts.WorkerIndex, ReadFromBid: readFrom, ResolvedBid: Runtime.Batches.ResolvedBid);
         if (!txn.Wrote)
         {
             End(txn, TxnOutcome.Committed);
-            return Task.FromResult(new PrepareResult(PrepareVote.ReadOnly, minAfterBid, complete));
+            return Task.FromResult(vote);
         }
 
         txn.Phase = ActorTxnPhase.Prepared;
         txn.Touch();
-        var prepared = new PrepareResult(PrepareVote.Prepared, minAfterBid, complete);
+        var prepared = vote with { Vote = PrepareVote.Prepared };
         if (!Runtime.Log.Enabled)
         {
             return Task.FromResult(prepared);
@@ -205,11 +233,11 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         return txn.Phase == ActorTxnPhase.Prepared ? vote : new PrepareResult(PrepareVote.No);
     }
 
-    public Task Commit(long tid, long maxBeforeBid)
+    public Task Commit(long tid, BatchPosition maxBefore)
     {
         if (core.Transactions.TryGetValue(tid, out var txn) && txn.Phase == ActorTxnPhase.Prepared)
         {
-            txn.MaxBeforeBid = Math.Max(txn.MaxBeforeBid, maxBeforeBid);
+            txn.DependsOn(maxBefore);
             End(txn, TxnOutcome.Committed);
 
             // Acknowledged only once this silo's own commit record is durable: the first actor closes its open commit

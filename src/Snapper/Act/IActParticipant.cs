@@ -6,16 +6,16 @@ namespace Snapper.Act;
 /// treats it as aborted.
 /// </summary>
 /// <remarks>
-/// <c>maxBeforeBid</c> is the ACT's max(BeforeSet) (thesis §3.3.4.3), or -1: a participant that ends the ACT as
+/// <c>maxBefore</c> is the ACT's max(BeforeSet) (thesis §3.3.4.3), or none: a participant that ends the ACT as
 /// committed remembers it, so that later ACTs ordered after this one on the actor inherit its dependencies.
 /// </remarks>
 internal interface IActParticipant : IGrain
 {
     /// <summary>Phase one. A participant that only read releases its lock here and takes no part in phase two.</summary>
-    Task<PrepareResult> Prepare(long tid, long maxBeforeBid);
+    Task<PrepareResult> Prepare(long tid, Hybrid.BatchPosition maxBefore);
 
     /// <summary>Phase two, commit: installs the transaction's writes and releases its lock. Idempotent.</summary>
-    Task Commit(long tid, long maxBeforeBid);
+    Task Commit(long tid, Hybrid.BatchPosition maxBefore);
 
     /// <summary>Abort: discards the transaction's writes and releases its lock. Idempotent.</summary>
     Task Abort(long tid);

@@ -15,13 +15,14 @@ internal enum PrepareVote
 }
 
 /// <summary>
-/// A participant's vote, with its part of the ACT's AfterSet for the hybrid check (thesis §3.3.4.3).
+/// A participant's vote, with its part of the ACT's AfterSet for the hybrid check (thesis §3.3.4.3) and the batch it
+/// read from that had not committed yet, for the commit rule (§3.3.4.4).
 /// </summary>
 /// <param name="Vote">The vote.</param>
-/// <param name="MinAfterBid">The smallest bid of the PACT batches scheduled after the ACT on this actor, or -1 if none is yet.</param>
+/// <param name="MinAfter">The first PACT batch scheduled after the ACT on this actor, or none if none is yet.</param>
 /// <param name="AfterSetComplete">
 /// True if that part cannot still change the check's outcome: a batch is scheduled after the ACT here, or every
-/// batch up to the ACT's max(BeforeSet) had already been delivered here, so any later one has a larger bid.
+/// batch up to the ACT's max(BeforeSet) had already been delivered here, so any later one comes after it.
 /// </param>
 /// <param name="State">
 /// With a write-ahead log, a prepared participant's new state, serialized: the first actor logs it with its commit
@@ -33,11 +34,20 @@ internal enum PrepareVote
 /// voting: the first actor logs only the decision, and tells it "commit" only once that decision is durable (its early
 /// lock release is safe only inside one silo's ordered log).
 /// </param>
+/// <param name="Worker">The participant's worker (0 on an embedded silo).</param>
+/// <param name="ReadFromBid">
+/// The batch (a bid of <paramref name="Worker"/>) whose state the ACT read here and that had not committed by the vote,
+/// or -1: the first actor commits only once it has. One that aborted makes the vote <see cref="PrepareVote.No"/>.
+/// </param>
+/// <param name="ResolvedBid">How far <paramref name="Worker"/> has resolved its batches (see <c>CallResponse</c>).</param>
 [GenerateSerializer, Immutable, Alias("snapper.prepare-result")]
 internal readonly record struct PrepareResult(
     [property: Id(0)] PrepareVote Vote,
-    [property: Id(1)] long MinAfterBid = -1,
+    [property: Id(6)] Hybrid.BatchPosition MinAfter = default,
     [property: Id(2)] bool AfterSetComplete = false,
     [property: Id(3)] byte[]? State = null,
     [property: Id(4)] long Seq = 0,
-    [property: Id(5)] bool LoggedOnOwnSilo = false);
+    [property: Id(5)] bool LoggedOnOwnSilo = false,
+    [property: Id(7)] int Worker = 0,
+    [property: Id(8)] long ReadFromBid = -1,
+    [property: Id(9)] long ResolvedBid = -1);

@@ -42,32 +42,20 @@ internal sealed class ActorTransaction<TState>(TxnContext context, bool isRoot)
     public bool Admitted { get; set; }
 
     /// <summary>
-    /// The largest PACT batch id this ACT depends on, as far as known here: max(BeforeSet) of thesis §3.3.4.3,
-    /// gathered from the actors it used (this one and, through call responses, the ones it called). -1 for none.
+    /// The largest PACT batch this ACT depends on, as far as known here: max(BeforeSet) of thesis §3.3.4.3, gathered
+    /// from the actors it used (this one and, through call responses, the ones it called). None for none.
     /// </summary>
-    public long MaxBeforeBid { get; set; } = -1;
+    public Hybrid.BatchPosition MaxBefore { get; private set; } = Hybrid.BatchPosition.None;
 
     /// <summary>
-    /// The smallest batch id behind <see cref="MaxBeforeBid"/> (-1 for none). Every batch the ACT depends on must
-    /// commit before it does. Waiting for max(BeforeSet) resolves all of them (batches commit in bid order), but
-    /// does not prove they committed: a cascading abort can drop a batch the ACT already read on one actor while
-    /// a batch emitted after that abort becomes max(BeforeSet) on another, and commits. So the ACT also checks
-    /// that no batch from this id to max(BeforeSet) was aborted.
+    /// The uncommitted batch whose state this ACT read on this actor (-1: none, or it was committed). Every batch the ACT
+    /// read from must commit before it does, and if one aborts so does the ACT (thesis §3.3.4.4): each actor answers for
+    /// its own at prepare, where it can look at its own silo's batches (<see cref="Act.ActParticipant{TState}.ReadFromOutcome"/>).
     /// </summary>
-    public long MinBeforeBid { get; private set; } = -1;
+    public long ReadFromBid { get; set; } = -1;
 
-    /// <summary>Records that the ACT depends on PACT batches <paramref name="min"/> to <paramref name="max"/> (-1: none).</summary>
-    public void DependsOn(long min, long max)
-    {
-        if (max < 0)
-        {
-            return;
-        }
-
-        MaxBeforeBid = Math.Max(MaxBeforeBid, max);
-        min = min < 0 ? max : min;
-        MinBeforeBid = MinBeforeBid < 0 ? min : Math.Min(MinBeforeBid, min);
-    }
+    /// <summary>Records that the ACT depends on PACT batches up to <paramref name="maxBefore"/>.</summary>
+    public void DependsOn(Hybrid.BatchPosition maxBefore) => MaxBefore = Hybrid.BatchPosition.Max(MaxBefore, maxBefore);
 
     /// <summary>Methods of this transaction executing on this actor now.</summary>
     public int RunningMethods { get; set; }

@@ -147,7 +147,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
                 if (txn.Phase != Actors.ActorTxnPhase.Active)
                 {
                     // Ended while it waited: End did not know it was let in, so leave here, or batches would wait forever.
-                    Schedule.ExitAct(txn.Tid, -1);
+                    Schedule.ExitAct(txn.Tid, Hybrid.BatchPosition.None);
                     throw (SnapperException?)txn.Doomed ?? new TransactionNotActiveException(txn.Tid, "it ended while waiting for PACT batches.");
                 }
 
@@ -158,8 +158,9 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             if (CheckingHybrid)
             {
                 // After the lock: every ACT that conflicts with this one and came first has ended here by now.
-                var before = Schedule.MaxBeforeBid(txn.Tid);
-                txn.DependsOn(before, before);
+                var (maxBefore, readFrom) = Schedule.Before(txn.Tid);
+                txn.DependsOn(maxBefore);
+                txn.ReadFromBid = readFrom;
             }
         }
         catch (TransactionAbortedException abort)
@@ -322,7 +323,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         }
 
         txn.Participants.Add(_self);
-        return new CallResponse(_runtime.CopyValue(result), [.. txn.Participants], failure, txn.MaxBeforeBid, txn.MinBeforeBid);
+        return new CallResponse(_runtime.CopyValue(result), [.. txn.Participants], failure, txn.MaxBefore, _runtime.Pacts.WorkerIndex, _runtime.Batches.ResolvedBid);
     }
 
     /// <summary>Runs one transactional method and classifies how it failed, if it did.</summary>
@@ -396,7 +397,8 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         }
 
         txn.Participants.UnionWith(response.Participants);
-        txn.DependsOn(response.MinBeforeBid, response.MaxBeforeBid);
+        txn.DependsOn(response.MaxBefore);
+        _runtime.Pacts.HeardResolved(response.Worker, response.ResolvedBid);
         if (txn.Phase != Actors.ActorTxnPhase.Active)
         {
             // The transaction ended here while the call ran; the actors it reached must not wait for a decision.
@@ -413,9 +415,9 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         return response.Result;
     }
 
-    Task<PrepareResult> IActParticipant.Prepare(long tid, long maxBeforeBid) => Participant.Prepare(tid, maxBeforeBid);
+    Task<PrepareResult> IActParticipant.Prepare(long tid, Hybrid.BatchPosition maxBefore) => Participant.Prepare(tid, maxBefore);
 
-    Task IActParticipant.Commit(long tid, long maxBeforeBid) => Participant.Commit(tid, maxBeforeBid);
+    Task IActParticipant.Commit(long tid, Hybrid.BatchPosition maxBefore) => Participant.Commit(tid, maxBefore);
 
     Task IActParticipant.Abort(long tid) => Participant.Abort(tid);
 

@@ -63,4 +63,8 @@ internal sealed class WorkerPactGrain(PactService service, Actors.ActorDirectory
 
         return Task.FromResult(log.IsUnacknowledgedCommit(tid) ? TxnOutcome.Committed : TxnOutcome.Aborted);
     }
+
+    public Task<bool> WhenCommitted(long[] bids) => service.WhenCommittedHereAsync(bids);
+
+    public Task<long> ResolvedBid() => Task.FromResult(service.ResolvedBid);
 }

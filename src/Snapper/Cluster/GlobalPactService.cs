@@ -504,6 +504,11 @@ internal sealed class GlobalPactService : IDisposable
 
                 try
                 {
+                    if (service._testHooks.DelayGlobalDelivery?.Invoke(worker, next.Gbid) is { } delayed)
+                    {
+                        await delayed;
+                    }
+
                     await service._grains.GetGrain<IWorkerPactGrain>(worker).Deliver(next);
                 }
                 catch (Exception exception)

@@ -57,4 +57,13 @@ internal interface IWorkerPactGrain : IGrainWithIntegerKey
     /// participant has not acknowledged is open there; anything else aborted).
     /// </summary>
     Task<TxnOutcome> ResolveAct(long tid, GrainId firstActor, GrainId participant);
+
+    /// <summary>
+    /// Completes with true once every one of this worker's batches <paramref name="bids"/> has committed, false as soon as
+    /// one aborted: an ACT on another worker read their writes and may commit only after them (hybrid commit rule).
+    /// </summary>
+    Task<bool> WhenCommitted(long[] bids);
+
+    /// <summary>Every batch of this worker with a bid at or below the answer is committed or aborted.</summary>
+    Task<long> ResolvedBid();
 }

@@ -59,13 +59,6 @@ internal sealed class SnapperOptionsValidator : IValidateOptions<SnapperOptions>
             errors.Add($"{nameof(SnapperOptions.WorkerIndex)} must be from 0 to {nameof(SnapperOptions.Workers)} - 1 = {options.Workers - 1} (was {options.WorkerIndex}).");
         }
 
-        if (options.Role != SiloRole.Embedded && options.HybridScheduling == HybridScheduling.SerializabilityCheck)
-        {
-            // The check compares batch ids, and in a cluster each worker numbers its own batches: comparing bids of two
-            // workers would prove nothing (thesis §4.2.4 splits the check per worker; not built yet).
-            errors.Add($"{nameof(SnapperOptions.HybridScheduling)} must be {nameof(HybridScheduling.CommittedBatchesOnly)} on a master or worker: the serializability check across workers is not supported yet.");
-        }
-
         if (options.GlobalBatchInterval < TimeSpan.Zero)
         {
             errors.Add($"{nameof(SnapperOptions.GlobalBatchInterval)} must not be negative (was {options.GlobalBatchInterval}).");

@@ -36,4 +36,10 @@ internal sealed class SnapperTestHooks
     /// crashed before hearing it (the commit stays open at the first actor).
     /// </summary>
     public Func<GrainId, bool>? WithholdActCommit { get; set; }
+
+    /// <summary>
+    /// The master delivers global sub-batch <c>gbid</c> to worker <c>worker</c> only once the returned task completes
+    /// (null: at once), as if the message were slow: a test makes a global batch reach one worker well before another.
+    /// </summary>
+    public Func<int, long, Task?>? DelayGlobalDelivery { get; set; }
 }

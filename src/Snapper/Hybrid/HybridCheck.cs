@@ -1,31 +1,32 @@
 namespace Snapper.Hybrid;
 
 /// <summary>
-/// The hybrid serializability check (thesis §3.3.4.3) and commit rule (§3.3.4.4) as pure functions: what the first
-/// actor of an ACT decides from the BeforeSet/AfterSet facts its calls and votes collected. No state, no waiting; the
-/// caller does what the verdict says.
+/// The hybrid serializability check (thesis §3.3.4.3, §4.2.4) as pure functions: what the first actor of an ACT decides
+/// from the BeforeSet/AfterSet facts its calls and votes collected. No state, no waiting; the caller does what the
+/// verdict says, and then applies the commit rule (§3.3.4.4): it waits for every uncommitted batch the ACT read from,
+/// and aborts if one of them aborted.
 /// </summary>
 /// <remarks>
 /// max(BS) is the largest PACT batch the ACT depends on (it read what that batch, or an earlier one, wrote); min(AS)
-/// the smallest batch that waits for the ACT. The ACT is serializable with the batches if max(BS) &lt; min(AS). When
-/// an actor's part of the AfterSet is still incomplete (no batch after the ACT there yet, and batches up to max(BS)
-/// not all delivered), a later batch could still land below max(BS): the ACT passes then only if batch max(BS)
-/// already committed (the thesis's optimization). Passing, it commits only after batch max(BS) committed, and aborts
-/// if any batch it depends on aborted.
+/// the smallest batch that waits for the ACT, both as <see cref="BatchPosition"/>s, so that batches of different workers
+/// compare. The ACT is serializable with the batches if max(BS) &lt; min(AS). When an actor's part of the AfterSet is
+/// still incomplete (no batch after the ACT there yet, and its silo may still emit a batch before max(BS)), a later batch
+/// could still land below max(BS): the ACT passes then only if batch max(BS) is already resolved (the thesis's
+/// optimization; an aborted max(BS) is caught by the commit rule).
 /// </remarks>
 internal static class HybridCheck
 {
     /// <summary>
-    /// Folds the participants' parts of the AfterSet into the first actor's own: the smallest bid after the ACT (-1:
-    /// none), and whether every part is complete.
+    /// Folds the participants' parts of the AfterSet into the first actor's own: the smallest position after the ACT
+    /// (none if no part has one), and whether every part is complete.
     /// </summary>
-    public static (long MinAfterBid, bool Complete) CombineAfterSets(long ownMinAfterBid, bool ownComplete, IEnumerable<(long MinAfterBid, bool Complete)> parts)
+    public static (BatchPosition MinAfter, bool Complete) CombineAfterSets(BatchPosition ownMinAfter, bool ownComplete, IEnumerable<(BatchPosition MinAfter, bool Complete)> parts)
     {
-        var (minAfter, complete) = (ownMinAfterBid, ownComplete);
+        var (minAfter, complete) = (ownMinAfter, ownComplete);
         foreach (var (partMin, partComplete) in parts)
         {
             complete &= partComplete;
-            if (partMin >= 0 && (minAfter < 0 || partMin < minAfter))
+            if (!partMin.IsNone && (minAfter.IsNone || partMin < minAfter))
             {
                 minAfter = partMin;
             }
@@ -34,70 +35,44 @@ internal static class HybridCheck
         return (minAfter, complete);
     }
 
+    /// <summary>
+    /// Whether an actor's part of the AfterSet is complete: it has a batch after the ACT, or every batch its silo emits
+    /// from now on comes after <paramref name="frontier"/> (read before the schedule), which is at or after max(BS).
+    /// </summary>
+    public static bool IsAfterSetPartComplete(BatchPosition minAfter, BatchPosition frontier, BatchPosition maxBefore) =>
+        !minAfter.IsNone || frontier >= maxBefore;
+
     /// <summary>The check, once every participant voted.</summary>
-    /// <param name="maxBeforeBid">max(BS), -1 if the ACT depends on no batch.</param>
-    /// <param name="minAfterBid">min(AS), -1 if no batch is scheduled after the ACT anywhere yet.</param>
+    /// <param name="maxBefore">max(BS), none if the ACT depends on no uncommitted batch.</param>
+    /// <param name="minAfter">min(AS), none if no batch is scheduled after the ACT anywhere yet.</param>
     /// <param name="afterSetComplete">Whether every actor's part of the AfterSet is complete.</param>
-    /// <param name="maxBeforeCommitted">Whether batch max(BS) has committed already.</param>
-    public static HybridVerdict Check(long maxBeforeBid, long minAfterBid, bool afterSetComplete, bool maxBeforeCommitted)
+    /// <param name="maxBeforeResolved">Whether batch max(BS) is known to be committed or aborted already.</param>
+    public static HybridVerdict Check(BatchPosition maxBefore, BatchPosition minAfter, bool afterSetComplete, bool maxBeforeResolved)
     {
-        if (maxBeforeBid < 0)
+        if (maxBefore.IsNone)
         {
             return HybridVerdict.Pass;
         }
 
-        if (afterSetComplete && minAfterBid >= 0 && maxBeforeBid >= minAfterBid)
+        if (afterSetComplete && !minAfter.IsNone && maxBefore >= minAfter)
         {
-            return HybridVerdict.Abort(AbortReason.Serializability, $"it depends on PACT batch {maxBeforeBid}, and batch {minAfterBid} depends on it.");
+            return HybridVerdict.Abort(AbortReason.Serializability, $"it depends on PACT {maxBefore}, and {minAfter} depends on it.");
         }
 
-        if (!afterSetComplete && !maxBeforeCommitted)
+        if (!afterSetComplete && !maxBeforeResolved)
         {
             return HybridVerdict.Abort(AbortReason.SerializabilityIncompleteAfterSet,
-                $"it depends on PACT batch {maxBeforeBid}, which has not committed, and not every actor it used has a batch scheduled after it yet.");
+                $"it depends on PACT {maxBefore}, which has not committed, and not every actor it used has a batch scheduled after it yet.");
         }
 
-        return HybridVerdict.WaitFor(maxBeforeBid);
-    }
-
-    /// <summary>
-    /// The commit rule, once batch max(BS) is resolved: the ACT commits only if that batch committed and no batch from
-    /// its smallest before-bid to max(BS) aborted. Waiting for max(BS) resolves every earlier batch (they commit in bid
-    /// order) but does not prove they committed: a cascading abort can drop a batch the ACT read on one actor while a
-    /// batch emitted after that abort becomes max(BS) elsewhere and commits.
-    /// </summary>
-    public static HybridVerdict AfterWait(long minBeforeBid, long maxBeforeBid, bool maxBeforeCommitted, bool anyAbortedBetween)
-    {
-        if (!maxBeforeCommitted)
-        {
-            return HybridVerdict.Abort(AbortReason.CascadingAbort, $"PACT batch {maxBeforeBid}, which it depends on, aborted.");
-        }
-
-        return anyAbortedBetween
-            ? HybridVerdict.Abort(AbortReason.CascadingAbort, $"a PACT batch it depends on (between {minBeforeBid} and {maxBeforeBid}) aborted.")
-            : HybridVerdict.Pass;
+        return HybridVerdict.Pass;
     }
 }
 
-/// <summary>What <see cref="HybridCheck"/> decided: pass, abort (with the reason), or wait for a batch to resolve first.</summary>
-internal readonly record struct HybridVerdict(HybridVerdictKind Kind, AbortReason Reason, string? Why, long WaitForBid)
+/// <summary>What <see cref="HybridCheck"/> decided: pass, or abort with the reason.</summary>
+internal readonly record struct HybridVerdict(bool Passed, AbortReason Reason, string? Why)
 {
-    public static HybridVerdict Pass { get; } = new(HybridVerdictKind.Pass, default, null, -1);
+    public static HybridVerdict Pass { get; } = new(true, default, null);
 
-    public static HybridVerdict Abort(AbortReason reason, string why) => new(HybridVerdictKind.Abort, reason, why, -1);
-
-    public static HybridVerdict WaitFor(long bid) => new(HybridVerdictKind.WaitForBatch, default, null, bid);
-}
-
-/// <summary>The kinds of <see cref="HybridVerdict"/>.</summary>
-internal enum HybridVerdictKind
-{
-    /// <summary>Nothing stands in the way of the commit.</summary>
-    Pass,
-
-    /// <summary>Wait until <see cref="HybridVerdict.WaitForBid"/> is resolved, then apply <see cref="HybridCheck.AfterWait"/>.</summary>
-    WaitForBatch,
-
-    /// <summary>The ACT must abort.</summary>
-    Abort,
+    public static HybridVerdict Abort(AbortReason reason, string why) => new(false, reason, why);
 }

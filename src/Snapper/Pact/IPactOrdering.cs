@@ -45,17 +45,24 @@ internal interface IBatchStatus
     /// <summary>Every batch with a bid at or below this is committed or aborted.</summary>
     long ResolvedBid { get; }
 
-    /// <summary>Every batch with a bid at or below this has been delivered to all its actors.</summary>
-    long DeliveredBid { get; }
-
     /// <summary>Whether batch <paramref name="bid"/> committed (true for -1, "no batch").</summary>
     bool IsCommitted(long bid);
 
     /// <summary>Completes with true when batch <paramref name="bid"/> committed, false if it did not.</summary>
     Task<bool> WhenResolvedAsync(long bid);
 
-    /// <summary>Whether a batch from <paramref name="from"/> to <paramref name="to"/> may have aborted; call once they are all resolved.</summary>
-    bool AnyAbortedBetween(long from, long to);
+    /// <summary>
+    /// A position that every batch this silo emits from now on comes after (batches emitted before are in their actors'
+    /// schedules already): an actor that saw no batch after an ACT when this was at or above the ACT's max(BeforeSet)
+    /// can only ever get batches after the ACT that are later still, so its part of the AfterSet cannot fail the check.
+    /// </summary>
+    Hybrid.BatchPosition EmissionFrontier();
+
+    /// <summary>
+    /// Whether the batch at <paramref name="position"/> is known to be committed or aborted: from this silo's own
+    /// batches, or, for a batch of another worker, from what that worker last said (false when nothing was heard).
+    /// </summary>
+    bool IsResolved(Hybrid.BatchPosition position);
 }
 
 /// <summary>Where an actor's schedule reports a sub-batch it completed (BatchComplete, thesis Fig. 3.7).</summary>

@@ -15,6 +15,9 @@ internal sealed class PactBatch(long bid, long lastTid, GrainId[] participants)
 
     public bool IsGlobal => Gbid >= 0;
 
+    /// <summary>Its place in the order the hybrid check compares batches of every worker in (set when emitted).</summary>
+    public Hybrid.BatchPosition Position { get; set; } = Hybrid.BatchPosition.None;
+
     /// <summary>The global tids of a global part's PACTs (null for a local batch, whose tids are <see cref="Bid"/>..<see cref="LastTid"/>).</summary>
     public long[]? GlobalTids { get; init; }
 

@@ -150,7 +150,8 @@ internal sealed partial class PactService
     /// </summary>
     private void Register(PactBatch batch, Dictionary<GrainId, List<(long Tid, int Accesses)>> subBatches, PactToken token)
     {
-        _lastBid = batch.Bid;
+        Volatile.Write(ref _lastBid, batch.Bid);
+        batch.Position = NextPosition(batch);
         _uncommitted.Add(batch.Bid, batch);
         _executing[batch.Bid] = batch;
         if (Log.Enabled)
@@ -163,9 +164,8 @@ internal sealed partial class PactService
             var prev = token.PrevBid.GetValueOrDefault(actor, -1);
             token.PrevBid[actor] = batch.Bid;
             _prevBidCount = token.PrevBid.Count;
-            ScheduleOf(actor).Deliver(batch.Bid, prev, list);
+            ScheduleOf(actor).Deliver(batch.Bid, prev, list, batch.Position);
         }
 
-        Volatile.Write(ref _deliveredBid, batch.Bid);
     }
 }

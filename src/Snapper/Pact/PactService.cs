@@ -80,7 +80,6 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     private readonly Queue<(long From, long To)> _abortedRanges = new();
     private long _forgottenBelow = -1;
     private long _lastCommittedBid = -1;
-    private long _deliveredBid = -1;
     // Set when a BatchCommit record could not be written: from then on no batch commits.
     private bool _commitStopped;
     // The first batch reported in doubt: no batch from it on is applied in this silo.
@@ -214,13 +213,6 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
             new TransactionAbortedException(ticket.Tid, AbortReason.CascadingAbort, $"its batch {ticket.Bid} was aborted."));
     }
 
-    /// <summary>
-    /// Every batch with a bid at or below this has been delivered to all its actors. Batches emitted later have
-    /// larger bids: an actor that saw no batch after an ACT when this was at or above the ACT's max(BeforeSet)
-    /// can only ever get batches after the ACT that are larger, so its part of the AfterSet cannot fail the check.
-    /// </summary>
-    public long DeliveredBid => Volatile.Read(ref _deliveredBid);
-
     /// <summary>Whether batch <paramref name="bid"/> committed (false while it is running, or if it aborted).</summary>
     public bool IsCommitted(long bid)
     {
@@ -244,31 +236,6 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
         }
 
         static async Task<bool> Committed(Task<SnapperException?> outcome) => await outcome is null;
-    }
-
-    /// <summary>
-    /// Whether a batch with a bid from <paramref name="from"/> to <paramref name="to"/> may have aborted (true for
-    /// bids so old that their aborts were forgotten). Call once every batch up to <paramref name="to"/> is resolved.
-    /// </summary>
-    public bool AnyAbortedBetween(long from, long to)
-    {
-        lock (_gate)
-        {
-            if (from <= _forgottenBelow)
-            {
-                return true;
-            }
-
-            foreach (var (abortedAfter, abortedTo) in _abortedRanges)
-            {
-                if (abortedAfter < to && abortedTo >= from && abortedAfter < abortedTo)
-                {
-                    return true; // bids in (abortedAfter, abortedTo] were aborted, and some lie in [from, to]
-                }
-            }
-
-            return false;
-        }
     }
 
     private bool IsCommittedLocked(long bid)

@@ -1,4 +1,5 @@
 using Snapper.Hosting;
+using Snapper.Hybrid;
 using Snapper.Pact;
 
 namespace Snapper.Scheduling;
@@ -19,7 +20,8 @@ namespace Snapper.Scheduling;
 /// last batch delivered here (<see cref="ActEntry.After"/>); it enters once that batch has completed here, and a
 /// batch starts only when every ACT placed before it (smaller <c>After</c>) has ended here. So an ACT never sees a
 /// half-done batch and a batch never sees an ACT's uncommitted writes; what remains (cycles across actors) is the
-/// first actor's check, fed by <see cref="MaxBeforeBid"/> and <see cref="MinAfterBid"/>.</item>
+/// first actor's check, fed by <see cref="Before"/> and <see cref="MinAfter"/> (batch positions, see
+/// <see cref="BatchPosition"/>: within one actor they follow the bids, since its batches are all of one worker).</item>
 /// <item>Hybrid, <see cref="HybridScheduling.CommittedBatchesOnly"/>: an ACT enters only when no batch is uncommitted
 /// here, and a batch starts only when no ACT is inside. Then every conflict edge X → Y between transactions on this
 /// actor means Y committed after X, and commit order is a serialization order across all actors.</item>
@@ -39,7 +41,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     private long _lastCompletedBid = -1;
     private long _lastCommittedBid = -1;
     private long _actPosition = -1;
-    private long _endedActsMaxBeforeBid = -1;
+    private BatchPosition _endedActsMaxBefore = BatchPosition.None;
     private IActorStateVersions? _versions;
 
     /// <summary>The lock of this schedule and of the actor's state versions.</summary>
@@ -105,8 +107,11 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         }
     }
 
-    /// <summary>A sub-batch arrives from the coordinator that emitted it.</summary>
-    public void Deliver(long bid, long prevBid, IReadOnlyList<(long Tid, int Accesses)> pacts)
+    /// <summary>
+    /// A sub-batch arrives from the coordinator that emitted it; <paramref name="position"/> is its batch's place in the
+    /// order the hybrid check compares (its bid on an embedded silo).
+    /// </summary>
+    public void Deliver(long bid, long prevBid, IReadOnlyList<(long Tid, int Accesses)> pacts, BatchPosition? position = null)
     {
         var completed = new List<CompletedSubBatch>();
         lock (Gate)
@@ -119,7 +124,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
             }
 
             Array.Sort(tids);
-            _batches[bid] = new SubBatch(bid, prevBid, tids);
+            _batches[bid] = new SubBatch(bid, prevBid, tids, position ?? BatchPosition.Embedded(bid));
             _actPosition = Math.Max(_actPosition, bid); // ACTs arriving from now on are placed after it
             Pump(completed);
         }
@@ -352,16 +357,16 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     }
 
     /// <summary>
-    /// An ACT that entered ended here. <paramref name="maxBeforeBid"/> is its max(BeforeSet) if it committed (-1
+    /// An ACT that entered ended here. <paramref name="maxBefore"/> is its max(BeforeSet) if it committed (none
     /// otherwise): ACTs ordered after it here depend on those batches too (thesis §3.3.4.3).
     /// </summary>
-    public void ExitAct(long tid, long maxBeforeBid)
+    public void ExitAct(long tid, BatchPosition maxBefore)
     {
         var completed = new List<CompletedSubBatch>();
         lock (Gate)
         {
             _acts.Remove(tid);
-            _endedActsMaxBeforeBid = Math.Max(_endedActsMaxBeforeBid, maxBeforeBid);
+            _endedActsMaxBefore = BatchPosition.Max(_endedActsMaxBefore, maxBefore);
             Pump(completed);
         }
 
@@ -369,52 +374,56 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     }
 
     /// <summary>
-    /// This actor's part of ACT <paramref name="tid"/>'s max(BeforeSet): the batch just before it here, and the
-    /// BeforeSets of ACTs that ended here before (they may precede it). Call after the ACT got its lock. -1 if none.
+    /// This actor's part of ACT <paramref name="tid"/>'s BeforeSet. <c>MaxBefore</c>: the batch just before it here if
+    /// not committed, and the BeforeSets of ACTs that ended here before (they may precede it), for the check.
+    /// <c>ReadFromBid</c>: the batch whose state the ACT reads here if it was not committed yet (-1 otherwise); the ACT
+    /// commits only once that batch committed, and aborts if it aborted (thesis §3.3.4.4). Call after the ACT got its lock.
     /// </summary>
-    public long MaxBeforeBid(long tid)
+    public (BatchPosition MaxBefore, long ReadFromBid) Before(long tid)
     {
         lock (Gate)
         {
-            // A resolved batch matters only if it aborted and this ACT read from it (then the ACT must abort too).
-            // Committed ones are dropped (-1), so the values kept stay recent: an ACT that depends only on
+            // A resolved batch matters only if it aborted and this ACT read from it (then the ACT must abort too, which
+            // ReadFromBid sees). Others are dropped, so the values kept stay recent: an ACT that depends only on
             // committed batches behaves exactly as one that depends on none.
-            if (_endedActsMaxBeforeBid <= batchStatus.ResolvedBid)
+            if (!_endedActsMaxBefore.IsNone && batchStatus.IsResolved(_endedActsMaxBefore))
             {
                 // Committed (harmless), or aborted, and then the ACTs that depended on it aborted with it.
-                _endedActsMaxBeforeBid = -1;
+                _endedActsMaxBefore = BatchPosition.None;
             }
 
             // An ACT is placed after the last delivered batch, and no later batch commits here before it ends, so
-            // its After is either the last committed batch here or one not committed yet (or aborted).
-            var before = _acts.TryGetValue(tid, out var entry) && entry.After != _lastCommittedBid ? entry.After : -1;
-            return Math.Max(before, _endedActsMaxBeforeBid);
+            // its After is either the last committed batch here or one not committed yet (or aborted: gone from the
+            // schedule, no position, and the commit rule finds it aborted).
+            var readFrom = _acts.TryGetValue(tid, out var entry) && entry.After != _lastCommittedBid ? entry.After : -1;
+            var before = readFrom >= 0 && _batches.TryGetValue(readFrom, out var batch) ? batch.Position : BatchPosition.None;
+            return (BatchPosition.Max(before, _endedActsMaxBefore), readFrom);
         }
     }
 
     /// <summary>
     /// This actor's part of ACT <paramref name="tid"/>'s min(AfterSet): the first batch scheduled after it here,
-    /// which cannot start before the ACT ends. -1 if there is none yet (the AfterSet is incomplete).
+    /// which cannot start before the ACT ends. None if there is none yet (the AfterSet is incomplete).
     /// </summary>
-    public long MinAfterBid(long tid)
+    public BatchPosition MinAfter(long tid)
     {
         lock (Gate)
         {
             if (!_acts.TryGetValue(tid, out var entry))
             {
-                return -1;
+                return BatchPosition.None;
             }
 
-            var min = -1L;
-            foreach (var bid in _batches.Keys)
+            SubBatch? min = null;
+            foreach (var batch in _batches.Values)
             {
-                if (bid > entry.After && (min < 0 || bid < min))
+                if (batch.Bid > entry.After && (min is null || batch.Bid < min.Bid))
                 {
-                    min = bid;
+                    min = batch;
                 }
             }
 
-            return min;
+            return min?.Position ?? BatchPosition.None;
         }
     }
 
@@ -544,9 +553,11 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     /// <summary>A sub-batch that completed here: its bid, and the version it left (null if it took no copy) with its seq.</summary>
     private readonly record struct CompletedSubBatch(long Bid, object? Version, long Seq);
 
-    private sealed class SubBatch(long bid, long prevBid, long[] tids)
+    private sealed class SubBatch(long bid, long prevBid, long[] tids, BatchPosition position)
     {
         public long Bid { get; } = bid;
+
+        public BatchPosition Position { get; } = position;
 
         public long PrevBid { get; } = prevBid;
 

@@ -87,6 +87,8 @@ public interface IProbe : ITransactionalActor, IGrainWithIntegerKey
     Task CatchFailedCall(TxnContext ctx, long other);
 
     Task IncrementThenThrowUnserializable(TxnContext ctx, long other);
+
+    Task TouchEach(TxnContext ctx, long[] others);
 }
 
 /// <summary>A user exception with no Orleans serializer: it cannot travel to the client as an object.</summary>
@@ -151,6 +153,15 @@ public sealed class Probe : ControllableActor<ProbeState>, IProbe
     }
 
     public async Task<int> Read(TxnContext ctx, int unused) => (await GetState(ctx, AccessMode.Read)).Value;
+
+    /// <summary>Increments each of <paramref name="others"/> in turn (a PACT's part on one ends before it calls the next).</summary>
+    public async Task TouchEach(TxnContext ctx, long[] others)
+    {
+        foreach (var other in others)
+        {
+            await CallActor(ctx, GrainFactory.GetGrain<IProbe>(other).Touch, AccessMode.ReadWrite);
+        }
+    }
 
     public async Task Increment(TxnContext ctx, int by) => (await GetState(ctx, AccessMode.ReadWrite)).Value += by;
 

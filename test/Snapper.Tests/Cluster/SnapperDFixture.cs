@@ -50,7 +50,10 @@ public class SnapperDFixture : IAsyncLifetime
     /// <summary>Fault injection shared by every silo (all off unless a test sets one and clears it after).</summary>
     internal SnapperTestHooks Hooks { get; } = new();
 
-    protected virtual void Configure(SnapperOptions options) => options.HybridScheduling = HybridScheduling.CommittedBatchesOnly;
+    /// <summary>Settings of every silo; the defaults here (the serializability check for hybrid scheduling).</summary>
+    protected virtual void Configure(SnapperOptions options)
+    {
+    }
 
     public async Task DisposeAsync() => await Cluster.DisposeAsync();
 
@@ -58,13 +61,16 @@ public class SnapperDFixture : IAsyncLifetime
     public int WorkerOf(GrainId actor) => (int)(actor.GetUniformHashCode() % (uint)Workers);
 
     /// <summary><paramref name="count"/> fresh account ids whose actors are placed on <paramref name="worker"/>.</summary>
-    public long[] OnWorker(int worker, int count)
+    public long[] OnWorker(int worker, int count) => OnWorker<Actors.IBankAccount>(worker, count);
+
+    /// <summary><paramref name="count"/> fresh ids whose <typeparamref name="TActor"/> actors are placed on <paramref name="worker"/>.</summary>
+    public long[] OnWorker<TActor>(int worker, int count) where TActor : IGrainWithIntegerKey
     {
         var ids = new List<long>();
         while (ids.Count < count)
         {
             var id = ClusterFixture.NewId();
-            if (WorkerOf(Client.GetGrain<Actors.IBankAccount>(id).GetGrainId()) == worker)
+            if (WorkerOf(Client.GetGrain<TActor>(id).GetGrainId()) == worker)
             {
                 ids.Add(id);
             }
@@ -83,4 +89,10 @@ public class SnapperDFixture : IAsyncLifetime
 public sealed class SnapperDCollection : ICollectionFixture<SnapperDFixture>
 {
     public const string Name = "snapperd";
+}
+
+/// <summary>The same cluster with the stricter hybrid rule, <see cref="HybridScheduling.CommittedBatchesOnly"/>.</summary>
+public sealed class CommittedBatchesOnlySnapperDFixture : SnapperDFixture
+{
+    protected override void Configure(SnapperOptions options) => options.HybridScheduling = HybridScheduling.CommittedBatchesOnly;
 }

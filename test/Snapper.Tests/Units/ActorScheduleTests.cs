@@ -12,7 +12,7 @@ public sealed class ActorScheduleTests
     {
         public long ResolvedBid { get; set; } = -1;
 
-        public long DeliveredBid { get; set; } = -1;
+        public Snapper.Hybrid.BatchPosition EmissionFrontier() => default;
 
         public List<long> Completed { get; } = new();
 
@@ -20,7 +20,7 @@ public sealed class ActorScheduleTests
 
         public Task<bool> WhenResolvedAsync(long bid) => Task.FromResult(IsCommitted(bid));
 
-        public bool AnyAbortedBetween(long from, long to) => false;
+        public bool IsResolved(Snapper.Hybrid.BatchPosition position) => position.Bid <= ResolvedBid;
 
         public void SubBatchCompleted(long bid, GrainId actor, object? version, long seq) => Completed.Add(bid);
     }
@@ -115,14 +115,14 @@ public sealed class ActorScheduleTests
         Assert.False(act.IsCompleted);
         schedule.Exit(10);
         await act;
-        Assert.Equal(10, schedule.MaxBeforeBid(500));
+        Assert.Equal((Snapper.Hybrid.BatchPosition.Embedded(10), 10L), schedule.Before(500));
 
         schedule.Deliver(20, 10, [(20, 1)]);
         var batchAfter = schedule.EnterAsync(20);
-        Assert.Equal(20, schedule.MinAfterBid(500));
+        Assert.Equal(Snapper.Hybrid.BatchPosition.Embedded(20), schedule.MinAfter(500));
         Assert.False(batchAfter.IsCompleted);
 
-        schedule.ExitAct(500, maxBeforeBid: 10);
+        schedule.ExitAct(500, maxBefore: Snapper.Hybrid.BatchPosition.Embedded(10));
         await batchAfter;
     }
 
