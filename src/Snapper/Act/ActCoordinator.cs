@@ -214,11 +214,6 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
         }
 
         var pacts = Runtime.Pacts;
-        foreach (var vote in votes)
-        {
-            pacts.HeardResolved(vote.Worker, vote.ResolvedBid);
-        }
-
         var (ownPending, ownAborted) = Self.ReadFromOutcome(txn);
         if (ownAborted)
         {
@@ -227,7 +222,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
 
         // An ACT that read no uncommitted batch anywhere has nothing to check (and nothing to wait for).
         var maxBefore = txn.MaxBefore;
-        if (!maxBefore.IsNone && await CheckAsync(txn, votes, maxBefore) is { } notSerializable)
+        if (!maxBefore.IsNone && Check(txn, votes, maxBefore) is { } notSerializable)
         {
             return notSerializable;
         }
@@ -260,22 +255,11 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
     }
 
     /// <summary>The check itself: max(BS) against min(AS) of every actor's part.</summary>
-    private async Task<TransactionAbortedException?> CheckAsync(ActorTransaction<TState> txn, PrepareResult[] votes, BatchPosition maxBefore)
+    private TransactionAbortedException? Check(ActorTransaction<TState> txn, PrepareResult[] votes, BatchPosition maxBefore)
     {
         var (ownMin, ownComplete) = Self.AfterSetPart(txn);
         var (minAfter, complete) = HybridCheck.CombineAfterSets(ownMin, ownComplete, votes.Select(v => (v.MinAfter, v.AfterSetComplete)));
-        bool maxBeforeResolved;
-        try
-        {
-            maxBeforeResolved = complete || await Runtime.Pacts.IsResolvedAsync(maxBefore).WaitAsync(Runtime.Options.PrepareTimeout);
-        }
-        catch (Exception exception)
-        {
-            return new TransactionAbortedException(txn.Tid, AbortReason.SerializabilityIncompleteAfterSet,
-                $"its AfterSet is incomplete, and worker {maxBefore.Worker} did not say whether PACT {maxBefore} resolved ({exception.Message}).");
-        }
-
-        var verdict = HybridCheck.Check(maxBefore, minAfter, complete, maxBeforeResolved);
+        var verdict = HybridCheck.Check(maxBefore, minAfter, complete, Runtime.Batches.IsResolved(maxBefore));
         return verdict.Passed ? null : new TransactionAbortedException(txn.Tid, verdict.Reason, verdict.Why!);
     }
 

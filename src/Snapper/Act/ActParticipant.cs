@@ -122,7 +122,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
     /// </summary>
     public (BatchPosition MinAfter, bool Complete) AfterSetPart(ActorTransaction<TState> txn)
     {
-        var frontier = Runtime.Batches.EmissionFrontier();
+        var frontier = Runtime.Batches.EmissionFrontier(txn.MaxBefore);
         var minAfter = core.Schedule.MinAfter(txn.Tid);
         return (minAfter, HybridCheck.IsAfterSetPartComplete(minAfter, frontier, txn.MaxBefore));
     }
@@ -174,7 +174,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         }
 
         var vote = new PrepareResult(PrepareVote.ReadOnly, minAfter, complete,
-            Worker: Runtime.Pacts.WorkerIndex, ReadFromBid: readFrom, ResolvedBid: Runtime.Batches.ResolvedBid);
+            Worker: Runtime.Pacts.WorkerIndex, ReadFromBid: readFrom);
         if (!txn.Wrote)
         {
             End(txn, TxnOutcome.Committed);

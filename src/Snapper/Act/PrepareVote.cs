@@ -39,7 +39,6 @@ internal enum PrepareVote
 /// The batch (a bid of <paramref name="Worker"/>) whose state the ACT read here and that had not committed by the vote,
 /// or -1: the first actor commits only once it has. One that aborted makes the vote <see cref="PrepareVote.No"/>.
 /// </param>
-/// <param name="ResolvedBid">How far <paramref name="Worker"/> has resolved its batches (see <c>CallResponse</c>).</param>
 [GenerateSerializer, Immutable, Alias("snapper.prepare-result")]
 internal readonly record struct PrepareResult(
     [property: Id(0)] PrepareVote Vote,
@@ -49,5 +48,4 @@ internal readonly record struct PrepareResult(
     [property: Id(4)] long Seq = 0,
     [property: Id(5)] bool LoggedOnOwnSilo = false,
     [property: Id(7)] int Worker = 0,
-    [property: Id(8)] long ReadFromBid = -1,
-    [property: Id(9)] long ResolvedBid = -1);
+    [property: Id(8)] long ReadFromBid = -1);

@@ -12,15 +12,11 @@ internal sealed record CallRequest(
 /// the actors it called), which the first actor needs for 2PC (thesis §3.3.3.3), and the abort, if the
 /// call failed. A failed call still reports its participants so that the first actor can release them.
 /// <c>MaxBefore</c> is the largest PACT batch the transaction was found to depend on in the actors the call reached
-/// (none for none), for the hybrid serializability check (thesis §3.3.4.3); <c>Worker</c> and <c>ResolvedBid</c> say how
-/// far the callee's silo has resolved its batches, which the caller's silo remembers (§4.2.4: batch commit information
-/// rides on every cross-silo message, so a wait needs its own message only when that does not answer it).
+/// (none for none), for the hybrid serializability check (thesis §3.3.4.3).
 /// </summary>
 [GenerateSerializer, Immutable, Alias("snapper.call-response")]
 internal sealed record CallResponse(
     [property: Id(0)] object? Result,
     [property: Id(1)] GrainId[] Participants,
     [property: Id(2)] TransactionAbortedException? Failure,
-    [property: Id(5)] Hybrid.BatchPosition MaxBefore = default,
-    [property: Id(6)] int Worker = 0,
-    [property: Id(7)] long ResolvedBid = -1);
+    [property: Id(5)] Hybrid.BatchPosition MaxBefore = default);

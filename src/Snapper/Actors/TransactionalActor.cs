@@ -323,7 +323,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         }
 
         txn.Participants.Add(_self);
-        return new CallResponse(_runtime.CopyValue(result), [.. txn.Participants], failure, txn.MaxBefore, _runtime.Pacts.WorkerIndex, _runtime.Batches.ResolvedBid);
+        return new CallResponse(_runtime.CopyValue(result), [.. txn.Participants], failure, txn.MaxBefore);
     }
 
     /// <summary>Runs one transactional method and classifies how it failed, if it did.</summary>
@@ -398,7 +398,6 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
 
         txn.Participants.UnionWith(response.Participants);
         txn.DependsOn(response.MaxBefore);
-        _runtime.Pacts.HeardResolved(response.Worker, response.ResolvedBid);
         if (txn.Phase != Actors.ActorTxnPhase.Active)
         {
             // The transaction ended here while the call ran; the actors it reached must not wait for a decision.

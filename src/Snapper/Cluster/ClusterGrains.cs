@@ -65,6 +65,4 @@ internal sealed class WorkerPactGrain(PactService service, Actors.ActorDirectory
     }
 
     public Task<bool> WhenCommitted(long[] bids) => service.WhenCommittedHereAsync(bids);
-
-    public Task<long> ResolvedBid() => Task.FromResult(service.ResolvedBid);
 }

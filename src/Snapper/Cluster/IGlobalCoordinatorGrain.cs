@@ -63,7 +63,4 @@ internal interface IWorkerPactGrain : IGrainWithIntegerKey
     /// one aborted: an ACT on another worker read their writes and may commit only after them (hybrid commit rule).
     /// </summary>
     Task<bool> WhenCommitted(long[] bids);
-
-    /// <summary>Every batch of this worker with a bid at or below the answer is committed or aborted.</summary>
-    Task<long> ResolvedBid();
 }

@@ -56,12 +56,9 @@ internal interface IBatchStatus
     /// schedules already): an actor that saw no batch after an ACT when this was at or above the ACT's max(BeforeSet)
     /// can only ever get batches after the ACT that are later still, so its part of the AfterSet cannot fail the check.
     /// </summary>
-    Hybrid.BatchPosition EmissionFrontier();
+    Hybrid.BatchPosition EmissionFrontier(Hybrid.BatchPosition atLeast);
 
-    /// <summary>
-    /// Whether the batch at <paramref name="position"/> is known to be committed or aborted: from this silo's own
-    /// batches, or, for a batch of another worker, from what that worker last said (false when nothing was heard).
-    /// </summary>
+    /// <summary>Whether every batch up to <paramref name="position"/> is known to be committed or aborted.</summary>
     bool IsResolved(Hybrid.BatchPosition position);
 }
 

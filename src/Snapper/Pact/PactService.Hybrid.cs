@@ -5,22 +5,37 @@ namespace Snapper.Pact;
 
 /// <summary>
 /// What the hybrid check needs of this silo's batches beyond bids: each batch's position in the order all workers'
-/// batches are compared in (<see cref="BatchPosition"/>), and how far other workers have resolved theirs.
+/// batches are compared in (<see cref="BatchPosition"/>), the frontier later batches come after, and how far the
+/// cluster has resolved its batches in that order.
 /// </summary>
 /// <remarks>
-/// Invariant: positions are handed out by the token holder under <see cref="_gate"/>, in bid order (<see cref="Register"/>),
-/// so a later batch of this silo always has a larger position.
+/// Invariant (under <see cref="_gate"/>): positions are handed out by the token holder in bid order
+/// (<see cref="Register"/>), so a later batch of this silo always has a larger position, and it is larger than every
+/// frontier handed out before (<see cref="_lastStamp"/> only grows).
 /// </remarks>
 internal sealed partial class PactService
 {
-    // Other workers' resolved bids as last heard (piggybacked on call responses and votes), index = worker.
-    private readonly long[] _resolvedOnWorker = Enumerable.Repeat(-1L, 64).ToArray();
     private long _lastStamp;
 
     /// <summary>This silo's worker index (0 on an embedded silo).</summary>
     public int WorkerIndex => _workerIndex;
 
-    public BatchPosition EmissionFrontier()
+    /// <summary>
+    /// On one silo: whether every batch up to <paramref name="position"/> is resolved (batches resolve in bid order). In
+    /// a cluster no worker knows that of the others' batches, and a propagated max(BeforeSet) may stand for batches of
+    /// several workers (an ACT's, through a read-only participant that released its lock before the ACT was decided), so
+    /// the answer is "not known": such values are kept rather than dropped. Keeping them costs little, because later
+    /// batches come later in the order; it only makes an ACT whose AfterSet is incomplete abort where one silo could
+    /// have let it pass.
+    /// </summary>
+    public bool IsResolved(BatchPosition position) => position.IsNone || (!IsClustered && position.Bid <= ResolvedBid);
+
+    /// <summary>
+    /// A position that every batch this silo emits from now on comes after, at or after <paramref name="atLeast"/> when that
+    /// can be arranged: later local batches then get larger stamps, which is allowed whenever no global part before
+    /// <paramref name="atLeast"/> can still reach this worker (this worker emitted global parts up to its gbid).
+    /// </summary>
+    public BatchPosition EmissionFrontier(BatchPosition atLeast)
     {
         if (!IsClustered)
         {
@@ -30,11 +45,21 @@ internal sealed partial class PactService
 
         lock (_gate)
         {
-            // A later local batch gets a larger stamp than this (the stamp is raised here, so a wall clock that steps back
-            // cannot break that), and a later global part a larger gbid than the last one emitted here.
-            _lastStamp = Math.Max(_lastStamp, DateTime.UtcNow.Ticks - 1);
-            return BatchPosition.Local(_lastGlobalEmitted, _lastStamp, _workerIndex, long.MaxValue);
+            if (!atLeast.IsNone && !atLeast.IsGlobal && atLeast.Gbid <= _lastGlobalEmitted && atLeast.Stamp >= _lastStamp)
+            {
+                _lastStamp = atLeast.Stamp + 1;
+            }
+
+            return FrontierLocked();
         }
+    }
+
+    private BatchPosition FrontierLocked()
+    {
+        // A later local batch gets a larger stamp than this (the stamp is raised here, so a wall clock that steps back
+        // cannot break that), and a later global part a larger gbid than the last one emitted here.
+        _lastStamp = Math.Max(_lastStamp, DateTime.UtcNow.Ticks - 1);
+        return BatchPosition.Local(_lastGlobalEmitted, _lastStamp, _workerIndex, long.MaxValue);
     }
 
     /// <summary>The position of a batch emitted now (under <see cref="_gate"/>, by the token holder).</summary>
@@ -53,54 +78,6 @@ internal sealed partial class PactService
         // Increasing here even if the wall clock steps back (see BatchPosition: only other workers compare stamps).
         _lastStamp = Math.Max(_lastStamp + 1, DateTime.UtcNow.Ticks);
         return BatchPosition.Local(_lastGlobalEmitted, _lastStamp, _workerIndex, batch.Bid);
-    }
-
-    public bool IsResolved(BatchPosition position)
-    {
-        if (position.IsNone)
-        {
-            return true;
-        }
-
-        var resolved = position.Worker == _workerIndex ? ResolvedBid : Volatile.Read(ref _resolvedOnWorker[position.Worker]);
-        return position.Bid <= resolved;
-    }
-
-    /// <summary>Worker <paramref name="worker"/> said every batch of it up to <paramref name="resolvedBid"/> is resolved.</summary>
-    public void HeardResolved(int worker, long resolvedBid)
-    {
-        if (worker == _workerIndex || worker is < 0 or >= 64)
-        {
-            return;
-        }
-
-        ref var known = ref _resolvedOnWorker[worker];
-        var seen = Volatile.Read(ref known);
-        while (resolvedBid > seen)
-        {
-            var before = Interlocked.CompareExchange(ref known, resolvedBid, seen);
-            if (before == seen)
-            {
-                return;
-            }
-
-            seen = before;
-        }
-    }
-
-    /// <summary>
-    /// Whether the batch at <paramref name="position"/> is resolved, asking its worker when what was last heard from it
-    /// does not say so (a question only the hybrid check's incomplete-AfterSet case ever needs).
-    /// </summary>
-    public async Task<bool> IsResolvedAsync(BatchPosition position)
-    {
-        if (IsResolved(position) || position.Worker == _workerIndex)
-        {
-            return IsResolved(position);
-        }
-
-        HeardResolved(position.Worker, await _grains.GetGrain<IWorkerPactGrain>(position.Worker).ResolvedBid());
-        return IsResolved(position);
     }
 
     /// <summary>

@@ -1,7 +1,7 @@
 namespace Snapper.Tests.Serializability;
 
-/// <summary>A transaction of a recorded history: what it observed, and whether the client saw it commit.</summary>
-public sealed record RecordedTxn(long Id, bool Committed, IReadOnlyList<Observation> Observations);
+/// <summary>A transaction of a recorded history: what it observed, whether the client saw it commit, and its kind (for reports).</summary>
+public sealed record RecordedTxn(long Id, bool Committed, IReadOnlyList<Observation> Observations, string Kind = "transaction");
 
 /// <summary>
 /// Checks a recorded history for conflict serializability. Per actor, the final writer list is the order
@@ -46,7 +46,7 @@ public static class HistoryChecker
                 var writers = finalWriters.GetValueOrDefault(actor) ?? [];
                 if (access.Any(o => o.Wrote) && !writers.Contains(txn.Id))
                 {
-                    problems.Add($"actor {actor}: committed write of transaction {txn.Id} is missing");
+                    problems.Add($"actor {actor}: committed write of {txn.Kind} {txn.Id} is missing (it saw writers [{string.Join(", ", access.First().Seen)}]; final [{string.Join(", ", writers)}])");
                 }
 
                 // Under strict locking every access of one transaction to an actor sees the same writers.

@@ -48,7 +48,7 @@ public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomW
                     var observations = pact
                         ? await actor.StartTxn(actor.Execute, step, Declare(root, step))
                         : await actor.StartTxn(actor.Execute, step);
-                    history.Add(new RecordedTxn(step.Txn, true, observations));
+                    history.Add(new RecordedTxn(step.Txn, true, observations, pact ? "PACT" : "ACT"));
                 }
                 catch (TransactionAbortedException aborted)
                 {

@@ -12,7 +12,7 @@ public sealed class ActorScheduleTests
     {
         public long ResolvedBid { get; set; } = -1;
 
-        public Snapper.Hybrid.BatchPosition EmissionFrontier() => default;
+        public Snapper.Hybrid.BatchPosition EmissionFrontier(Snapper.Hybrid.BatchPosition atLeast) => default;
 
         public List<long> Completed { get; } = new();
 

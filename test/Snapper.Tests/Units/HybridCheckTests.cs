@@ -49,7 +49,7 @@ public sealed class HybridCheckTests
         // In a cluster: a worker whose next local batch comes after another worker's max(BS) by the clock, and whose
         // last global part is the one before it, cannot still get a batch below it; one behind on global parts can.
         var maxBefore = BatchPosition.Local(lastGbid: 3, stamp: 100, worker: 1, bid: 40);
-        Assert.True(HybridCheck.IsAfterSetPartComplete(BatchPosition.None, BatchPosition.Local(3, 100, 0, long.MaxValue), maxBefore));
+        Assert.True(HybridCheck.IsAfterSetPartComplete(BatchPosition.None, BatchPosition.Local(3, 101, 0, long.MaxValue), maxBefore));
         Assert.False(HybridCheck.IsAfterSetPartComplete(BatchPosition.None, BatchPosition.Local(2, 500, 0, long.MaxValue), maxBefore));
     }
 
