@@ -3,7 +3,7 @@
 # (thesis §4.4): every silo and the runner are separate processes sharing this machine's cores.
 #
 #   benchmarks/cluster-sweep.sh [--quick] [--out DIR] [--data DIR] [--redis-port P] [--silo-port P] [--gateway-port G]
-#                               [--interval HH:MM:SS.FFF] [--actors N]
+#                               [--interval HH:MM:SS.FFF] [--actors N] [--only STEPS]
 #
 #   1. cluster-dist/          NT, ACT and PACT at dist% 0,25,50,75,100 (txnsize 4, distlevel 2, uniform within each
 #                             worker) on a cluster with both global-PACT optimizations on (commit shortcut, tuned
@@ -13,6 +13,9 @@
 #   3. cluster-optimizations/ PACT at dist% 100 and 0 under the four combinations of the commit shortcut
 #                             (Snapper:GlobalCommitShortcut) and tuned batching (Snapper:GlobalBatchInterval = --interval
 #                             or 0), each on a freshly started cluster (thesis Fig. 4.11); one CSV, rows tagged config=...
+#   4. cluster-hybrid/        PACT, Hybrid (90 % PACTs) and ACT at dist% 0 and 50 under Zipf 0.9, under each hybrid rule
+#                             (Snapper:HybridScheduling SerializabilityCheck, the default, and CommittedBatchesOnly), each
+#                             on a freshly started cluster (thesis §4.2.4, Fig. 4.15); one CSV, rows tagged rule=...
 #
 #   --quick            a check of the whole script in a few minutes (1,000 accounts, 3 epochs of 2 s), not for results
 #   --out DIR          where the result folders go (default benchmarks/results)
@@ -24,6 +27,7 @@
 #   --interval T       tuned batching's GlobalBatchInterval (default 00:00:00.002: 2 ms; 2, 5 and 10 ms did alike at dist% 100 with
 #                      256 PACTs in flight, 2 ms best with 64)
 #   --actors N         SmallBank accounts (default 10000)
+#   --only STEPS       run only these steps, comma-separated from dist, skew, opt, hybrid (default: all)
 #
 # Every measured cell: 4 epochs of 5 s, the first a warm-up (shorter than the runner's default 6 x 10 s, so the whole
 # sweep stays near 20 minutes). The cluster is stopped at the end, and also when a step fails or the script is
@@ -35,7 +39,7 @@ cd "$repo_root"
 
 command_line="benchmarks/cluster-sweep.sh $*"
 quick=0 out=benchmarks/results data=data/cluster-sweep redis_port=6391 silo_port=12111 gateway_port=31000
-interval=00:00:00.002 actors=10000
+interval=00:00:00.002 actors=10000 only=dist,skew,opt,hybrid
 while [ $# -gt 0 ]; do
   case "$1" in
     --quick) quick=1; shift ;;
@@ -46,6 +50,7 @@ while [ $# -gt 0 ]; do
     --gateway-port) gateway_port="${2:?}"; shift 2 ;;
     --interval) interval="${2:?}"; shift 2 ;;
     --actors) actors="${2:?}"; shift 2 ;;
+    --only) only="${2:?--only needs steps}"; shift 2 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
@@ -54,12 +59,14 @@ done
 dist_out="$out/cluster-dist"
 skew_out="$out/cluster-dist/skewed"
 opt_out="$out/cluster-optimizations"
+hybrid_out="$out/cluster-hybrid"
+wants() { [[ ",$only," == *",$1,"* ]]; }
 if [ $quick -eq 1 ]; then
   timing=(--quick)
 else
   timing=(--actors "$actors" --epochs 4 --warmup 1 --epoch-seconds 5)
 fi
-mkdir -p "$dist_out" "$skew_out" "$opt_out"
+mkdir -p "$dist_out"
 
 note() { echo "== $(date +%T) $*"; }
 
@@ -75,14 +82,30 @@ stop_cluster() {
 trap stop_cluster EXIT
 trap 'exit 130' INT TERM
 
-# start_cluster SHORTCUT INTERVAL: a fresh cluster (new Redis, empty data folders) with those global-PACT settings.
+# start_cluster SHORTCUT INTERVAL [SNAPPER-FLAGS...]: a fresh cluster (new Redis, empty data folders) with those
+# global-PACT settings and any further Snapper settings.
 start_cluster() {
   stop_cluster
-  note "starting a cluster: GlobalCommitShortcut=$1 GlobalBatchInterval=$2"
+  note "starting a cluster: GlobalCommitShortcut=$1 GlobalBatchInterval=$2 ${*:3}"
   cluster_up=1
   deploy/cluster-start.sh --workers 2 --redis "localhost:$redis_port" --data "$data" --fresh \
     --silo-port "$silo_port" --gateway-port "$gateway_port" \
-    -- --Snapper:GlobalCommitShortcut "$1" --Snapper:GlobalBatchInterval "$2"
+    -- --Snapper:GlobalCommitShortcut "$1" --Snapper:GlobalBatchInterval "$2" "${@:3}"
+}
+
+# merge_tagged DIR NAME...: one results.csv and cpu.csv in DIR from its per-run folders DIR/NAME, and their charts.
+merge_tagged() {
+  local dir="$1"
+  shift
+  for file in results.csv cpu.csv; do
+    local first=1
+    for name in "$@"; do
+      local part="$dir/$name/$file"
+      [ -f "$part" ] || continue
+      if [ $first -eq 1 ]; then cat "$part"; first=0; else tail -n +2 "$part"; fi
+    done >"$dir/$file"
+  done
+  dotnet run -c Release --project benchmarks/Snapper.Runner --no-build -- --replot "$dir/results.csv"
 }
 
 failed=()
@@ -108,36 +131,51 @@ dotnet build -c Release benchmarks/Snapper.Runner -nologo -v quiet >/dev/null
 } >"$dist_out/sweep-info.txt"
 
 # 1 and 2: one cluster with both optimizations on.
-start_cluster true "$interval"
-run_step "dist% sweep: NT, ACT, PACT" "$dist_out/runner.log" \
-  --modes NT,ACT,PACT --dist-percent 0,25,50,75,100 \
-  --pipeline NT=64 --pipeline ACT=16 --pipeline PACT=64,256 --out "$dist_out"
-run_step "dist% 50 with a 1 % hot set per worker: PACT, Orleans Transactions" "$skew_out/runner.log" \
-  --modes PACT,OrleansTxn --dist-percent 50 --hot 0.01 \
-  --pipeline PACT=64,256 --pipeline OrleansTxn=1,4,16 --out "$skew_out"
-stop_cluster
+if wants dist || wants skew; then
+  start_cluster true "$interval"
+  if wants dist; then
+    run_step "dist% sweep: NT, ACT, PACT" "$dist_out/runner.log" \
+      --modes NT,ACT,PACT --dist-percent 0,25,50,75,100 \
+      --pipeline NT=64 --pipeline ACT=16 --pipeline PACT=64,256 --out "$dist_out"
+  fi
+  if wants skew; then
+    mkdir -p "$skew_out"
+    run_step "dist% 50 with a 1 % hot set per worker: PACT, Orleans Transactions" "$skew_out/runner.log" \
+      --modes PACT,OrleansTxn --dist-percent 50 --hot 0.01 \
+      --pipeline PACT=64,256 --pipeline OrleansTxn=1,4,16 --out "$skew_out"
+  fi
+  stop_cluster
+fi
 
 # 3: the four combinations of the optimizations, each on a fresh cluster, tagged so one CSV holds them apart.
-configs=("shortcut+tuned true $interval" "shortcut true 00:00:00" "tuned false $interval" "none false 00:00:00")
-for config in "${configs[@]}"; do
-  read -r name shortcut batch_interval <<<"$config"
-  start_cluster "$shortcut" "$batch_interval"
-  run_step "PACT dist% 100 and 0, config $name" "$opt_out/runner-$name.log" \
-    --modes PACT --dist-percent 100,0 --pipeline PACT=64,256 --tag "config=$name" --out "$opt_out/$name"
-  stop_cluster
-done
-
-# One results.csv and cpu.csv over the four configurations, and their charts.
-for file in results.csv cpu.csv; do
-  first=1
+if wants opt; then
+  mkdir -p "$opt_out"
+  configs=("shortcut+tuned true $interval" "shortcut true 00:00:00" "tuned false $interval" "none false 00:00:00")
+  names=()
   for config in "${configs[@]}"; do
-    read -r name _ <<<"$config"
-    part="$opt_out/$name/$file"
-    [ -f "$part" ] || continue
-    if [ $first -eq 1 ]; then cat "$part"; first=0; else tail -n +2 "$part"; fi
-  done >"$opt_out/$file"
-done
-dotnet run -c Release --project benchmarks/Snapper.Runner --no-build -- --replot "$opt_out/results.csv"
+    read -r name shortcut batch_interval <<<"$config"
+    names+=("$name")
+    start_cluster "$shortcut" "$batch_interval"
+    run_step "PACT dist% 100 and 0, config $name" "$opt_out/runner-$name.log" \
+      --modes PACT --dist-percent 100,0 --pipeline PACT=64,256 --tag "config=$name" --out "$opt_out/$name"
+    stop_cluster
+  done
+  merge_tagged "$opt_out" "${names[@]}"
+fi
+
+# 4: the two hybrid rules, each on a fresh cluster with both optimizations on.
+if wants hybrid; then
+  mkdir -p "$hybrid_out"
+  rules=(SerializabilityCheck CommittedBatchesOnly)
+  for rule in "${rules[@]}"; do
+    start_cluster true "$interval" --Snapper:HybridScheduling "$rule"
+    run_step "PACT, Hybrid, ACT at dist% 0 and 50, Zipf 0.9, rule $rule" "$hybrid_out/runner-$rule.log" \
+      --modes PACT,Hybrid,ACT --dist-percent 0,50 --zipf 0.9 \
+      --pipeline PACT=64 --pipeline Hybrid=64 --pipeline ACT=16 --tag "rule=$rule" --out "$hybrid_out/$rule"
+    stop_cluster
+  done
+  merge_tagged "$hybrid_out" "${rules[@]}"
+fi
 
 {
   echo "finished: $(date -u +%Y-%m-%dT%H:%M:%SZ)"

@@ -36,7 +36,7 @@ public sealed class EntryPointTests(ClusterFixture fixture)
     {
         var participant = Grains.GetGrain<IActParticipant>(Grains.GetGrain<IProbe>(ClusterFixture.NewId()).GetGrainId());
 
-        await Assert.ThrowsAsync<SnapperEntryPointException>(() => participant.Prepare(1, default));
+        await Assert.ThrowsAsync<SnapperEntryPointException>(() => participant.Prepare(1, default, false));
         await Assert.ThrowsAsync<SnapperEntryPointException>(() => participant.Commit(1, default));
         await Assert.ThrowsAsync<SnapperEntryPointException>(() => participant.Abort(1));
         await Assert.ThrowsAsync<SnapperEntryPointException>(() => participant.Resolve(1, participant.GetGrainId()));

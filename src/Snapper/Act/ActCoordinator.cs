@@ -38,7 +38,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
             try
             {
                 Runtime.Metrics.PreparesSent(participants.Length);
-                votes = await Task.WhenAll(participants.Select(p => Runtime.Participant(p).Prepare(txn.Tid, txn.MaxBefore)))
+                votes = await Task.WhenAll(participants.Select(p => Runtime.Participant(p).Prepare(txn.Tid, txn.MaxBefore, txn.ReadUncommitted)))
                     .WaitAsync(Runtime.Options.PrepareTimeout);
             }
             catch (Exception exception)

@@ -142,7 +142,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         return !resolved.IsCompletedSuccessfully ? (txn.ReadFromBid, false) : (-1, !resolved.Result);
     }
 
-    public Task<PrepareResult> Prepare(long tid, BatchPosition maxBefore)
+    public Task<PrepareResult> Prepare(long tid, BatchPosition maxBefore, bool readUncommitted)
     {
         if (!core.Transactions.TryGetValue(tid, out var txn) || txn.Phase != ActorTxnPhase.Active || txn.IsRoot)
         {
@@ -167,7 +167,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         }
 
         var (minAfter, complete) = CheckingHybrid ? AfterSetPart(txn) : (BatchPosition.None, false);
-        if (CheckingHybrid && txn.Wrote && !Runtime.Batches.IsResolved(txn.MaxBefore))
+        if (CheckingHybrid && txn.Wrote && (readUncommitted || txn.ReadUncommitted) && !Runtime.Batches.IsResolved(txn.MaxBefore))
         {
             // The first actor may wait for the batches the ACT read from with this lock held (see ActCoordinator).
             core.Lock.HolderWaitsForBatches(tid);

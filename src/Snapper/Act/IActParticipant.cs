@@ -8,11 +8,13 @@ namespace Snapper.Act;
 /// <remarks>
 /// <c>maxBefore</c> is the ACT's max(BeforeSet) (thesis §3.3.4.3), or none: a participant that ends the ACT as
 /// committed remembers it, so that later ACTs ordered after this one on the actor inherit its dependencies.
+/// <c>readUncommitted</c> says whether the ACT read from a batch that had not committed then (its first actor may wait
+/// for batches with this participant's lock held).
 /// </remarks>
 internal interface IActParticipant : IGrain
 {
     /// <summary>Phase one. A participant that only read releases its lock here and takes no part in phase two.</summary>
-    Task<PrepareResult> Prepare(long tid, Hybrid.BatchPosition maxBefore);
+    Task<PrepareResult> Prepare(long tid, Hybrid.BatchPosition maxBefore, bool readUncommitted);
 
     /// <summary>Phase two, commit: installs the transaction's writes and releases its lock. Idempotent.</summary>
     Task Commit(long tid, Hybrid.BatchPosition maxBefore);

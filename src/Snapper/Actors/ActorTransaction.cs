@@ -54,6 +54,12 @@ internal sealed class ActorTransaction<TState>(TxnContext context, bool isRoot)
     /// </summary>
     public long ReadFromBid { get; set; } = -1;
 
+    /// <summary>
+    /// Whether some actor of this ACT (this one or one it called) read from a batch that had not committed then: its first
+    /// actor may then wait for batches before it commits, and whoever waits for this ACT's locks meanwhile must give way.
+    /// </summary>
+    public bool ReadUncommitted { get; set; }
+
     /// <summary>Records that the ACT depends on PACT batches up to <paramref name="maxBefore"/>.</summary>
     public void DependsOn(Hybrid.BatchPosition maxBefore) => MaxBefore = Hybrid.BatchPosition.Max(MaxBefore, maxBefore);
 

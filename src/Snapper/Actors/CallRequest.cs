@@ -12,11 +12,13 @@ internal sealed record CallRequest(
 /// the actors it called), which the first actor needs for 2PC (thesis §3.3.3.3), and the abort, if the
 /// call failed. A failed call still reports its participants so that the first actor can release them.
 /// <c>MaxBefore</c> is the largest PACT batch the transaction was found to depend on in the actors the call reached
-/// (none for none), for the hybrid serializability check (thesis §3.3.4.3).
+/// (none for none), for the hybrid serializability check (thesis §3.3.4.3); <c>ReadUncommitted</c>, whether one of them
+/// read from a batch that had not committed yet (see <c>ActorTransaction.ReadUncommitted</c>).
 /// </summary>
 [GenerateSerializer, Immutable, Alias("snapper.call-response")]
 internal sealed record CallResponse(
     [property: Id(0)] object? Result,
     [property: Id(1)] GrainId[] Participants,
     [property: Id(2)] TransactionAbortedException? Failure,
-    [property: Id(5)] Hybrid.BatchPosition MaxBefore = default);
+    [property: Id(5)] Hybrid.BatchPosition MaxBefore = default,
+    [property: Id(6)] bool ReadUncommitted = false);

@@ -161,6 +161,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
                 var (maxBefore, readFrom) = Schedule.Before(txn.Tid);
                 txn.DependsOn(maxBefore);
                 txn.ReadFromBid = readFrom;
+                txn.ReadUncommitted |= readFrom >= 0;
             }
         }
         catch (TransactionAbortedException abort)
@@ -323,7 +324,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         }
 
         txn.Participants.Add(_self);
-        return new CallResponse(_runtime.CopyValue(result), [.. txn.Participants], failure, txn.MaxBefore);
+        return new CallResponse(_runtime.CopyValue(result), [.. txn.Participants], failure, txn.MaxBefore, txn.ReadUncommitted);
     }
 
     /// <summary>Runs one transactional method and classifies how it failed, if it did.</summary>
@@ -398,6 +399,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
 
         txn.Participants.UnionWith(response.Participants);
         txn.DependsOn(response.MaxBefore);
+        txn.ReadUncommitted |= response.ReadUncommitted;
         if (txn.Phase != Actors.ActorTxnPhase.Active)
         {
             // The transaction ended here while the call ran; the actors it reached must not wait for a decision.
@@ -414,7 +416,8 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         return response.Result;
     }
 
-    Task<PrepareResult> IActParticipant.Prepare(long tid, Hybrid.BatchPosition maxBefore) => Participant.Prepare(tid, maxBefore);
+    Task<PrepareResult> IActParticipant.Prepare(long tid, Hybrid.BatchPosition maxBefore, bool readUncommitted) =>
+        Participant.Prepare(tid, maxBefore, readUncommitted);
 
     Task IActParticipant.Commit(long tid, Hybrid.BatchPosition maxBefore) => Participant.Commit(tid, maxBefore);
 
