@@ -8,7 +8,8 @@
 #   1. cluster-dist/          NT, ACT and PACT at dist% 0,25,50,75,100 (txnsize 4, distlevel 2, uniform within each
 #                             worker) on a cluster with both global-PACT optimizations on (commit shortcut, tuned
 #                             batching with --interval); cpu.csv has each silo's CPU per cell; sweep-info.txt the
-#                             commit, the machine's load and the wall time of the whole sweep.
+#                             commit, the machine's load and the wall time of the whole sweep (in the first step's
+#                             folder when --only leaves this step out).
 #   2. cluster-dist/skewed/   PACT against Orleans Transactions at dist% 50 with a hot set of 1 % per worker, same cluster.
 #   3. cluster-optimizations/ PACT at dist% 100 and 0 under the four combinations of the commit shortcut
 #                             (Snapper:GlobalCommitShortcut) and tuned batching (Snapper:GlobalBatchInterval = --interval
@@ -61,12 +62,17 @@ skew_out="$out/cluster-dist/skewed"
 opt_out="$out/cluster-optimizations"
 hybrid_out="$out/cluster-hybrid"
 wants() { [[ ",$only," == *",$1,"* ]]; }
+# The commit, load and wall time go next to the first step's results.
+for step in dist:"$dist_out" skew:"$skew_out" opt:"$opt_out" hybrid:"$hybrid_out"; do
+  if wants "${step%%:*}"; then info_dir="${step#*:}"; break; fi
+done
+info="${info_dir:?--only names no known step (dist, skew, opt, hybrid)}/sweep-info.txt"
 if [ $quick -eq 1 ]; then
   timing=(--quick)
 else
   timing=(--actors "$actors" --epochs 4 --warmup 1 --epoch-seconds 5)
 fi
-mkdir -p "$dist_out"
+mkdir -p "$info_dir"
 
 note() { echo "== $(date +%T) $*"; }
 
@@ -128,7 +134,7 @@ dotnet build -c Release benchmarks/Snapper.Runner -nologo -v quiet >/dev/null
   echo "started: $(date -u +%Y-%m-%dT%H:%M:%SZ)"
   echo "load at start: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "command: $command_line"
-} >"$dist_out/sweep-info.txt"
+} >"$info"
 
 # 1 and 2: one cluster with both optimizations on.
 if wants dist || wants skew; then
@@ -182,6 +188,6 @@ fi
   echo "load at end: $(cut -d' ' -f1-3 /proc/loadavg)"
   echo "wall time: $(((SECONDS - started) / 60)) min $(((SECONDS - started) % 60)) s"
   echo "failed steps: ${failed[*]:-none}"
-} >>"$dist_out/sweep-info.txt"
-cat "$dist_out/sweep-info.txt"
+} >>"$info"
+cat "$info"
 [ ${#failed[@]} -eq 0 ]
