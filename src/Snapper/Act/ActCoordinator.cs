@@ -208,9 +208,10 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
     /// </summary>
     private async Task<TransactionAbortedException?> CheckHybridAsync(ActorTransaction<TState> txn, PrepareResult[] votes)
     {
-        if (Runtime.Options.HybridScheduling != Hosting.HybridScheduling.SerializabilityCheck || Runtime.TestHooks.SkipHybridGate)
+        if (Runtime.Options.HybridScheduling != Hosting.HybridScheduling.SerializabilityCheck || Runtime.TestHooks.SkipHybridGate
+            || (!txn.ReadUncommitted && txn.MaxBefore.IsNone))
         {
-            return null;
+            return null; // (or read no uncommitted batch anywhere, so it has nothing to check and waits for none)
         }
 
         var pacts = Runtime.Pacts;
@@ -220,7 +221,6 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
             return new TransactionAbortedException(txn.Tid, AbortReason.CascadingAbort, $"PACT batch {txn.ReadFromBid}, whose writes it read on actor {core.Self}, aborted.");
         }
 
-        // An ACT that read no uncommitted batch anywhere has nothing to check (and nothing to wait for).
         var maxBefore = txn.MaxBefore;
         if (!maxBefore.IsNone && Check(txn, votes, maxBefore) is { } notSerializable)
         {
