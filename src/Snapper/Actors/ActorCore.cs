@@ -45,6 +45,12 @@ internal sealed class ActorCore<TState> where TState : class
 
     public WaitDieLock Lock { get; } = new();
 
+    /// <summary>
+    /// What a library subclass keeps for the PACT whose turn it is here (a key-value actor's view of its state): PACTs
+    /// run here one at a time, so one slot, replaced by the next PACT, is enough.
+    /// </summary>
+    public (long Tid, object Value)? PactScoped { get; set; }
+
     /// <summary>ACTs that have run a method here and not ended here.</summary>
     public Dictionary<long, ActorTransaction<TState>> Transactions { get; } = new();
 

@@ -63,6 +63,9 @@ internal sealed class ActorTransaction<TState>(TxnContext context, bool isRoot)
     /// <summary>Records that the ACT depends on PACT batches up to <paramref name="maxBefore"/>.</summary>
     public void DependsOn(Hybrid.BatchPosition maxBefore) => MaxBefore = Hybrid.BatchPosition.Max(MaxBefore, maxBefore);
 
+    /// <summary>What a library subclass keeps with the transaction on this actor (a key-value actor's view of its state).</summary>
+    public object? Scoped { get; set; }
+
     /// <summary>Methods of this transaction executing on this actor now.</summary>
     public int RunningMethods { get; set; }
 

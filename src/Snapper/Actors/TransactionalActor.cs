@@ -91,6 +91,34 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         return new Actors.ActorCore<TState>(_self, _runtime, logger, initial, recovered?.MaxSeq ?? 0);
     }
 
+    /// <summary>
+    /// The object a subclass in this library keeps for the transaction of <paramref name="context"/> on this actor: made by
+    /// <paramref name="create"/> the first time (null: only look), the same afterwards; an ACT's ends with it, a PACT's is
+    /// replaced by the next PACT's. Call after <see cref="GetState"/> admitted the transaction.
+    /// </summary>
+    private protected T? TransactionScoped<T>(TxnContext context, Func<T>? create)
+        where T : class
+    {
+        if (context.Mode == TxnMode.Pact)
+        {
+            if (_core.PactScoped is { } held && held.Tid == context.Tid)
+            {
+                return (T)held.Value;
+            }
+
+            var made = create?.Invoke();
+            if (made is not null)
+            {
+                _core.PactScoped = (context.Tid, made);
+            }
+
+            return made;
+        }
+
+        var txn = Participant.RequireActive(context);
+        return (T?)(txn.Scoped ??= create?.Invoke());
+    }
+
     /// <summary>The state of an actor that no transaction has written yet. Default: <c>new TState()</c>.</summary>
     protected virtual TState CreateInitialState() => new();
 
@@ -362,7 +390,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     private TransactionAbortedException Classify(long tid, Exception exception) => exception switch
     {
         TransactionAbortedException aborted when aborted.Tid == tid => aborted,
-        TransactionNotActiveException or TransactionalMethodNotFoundException or TransactionInputException =>
+        TransactionNotActiveException or TransactionalMethodNotFoundException or TransactionInputException or KeyNotAcquiredException =>
             new TransactionAbortedException(tid, AbortReason.InvalidCall, exception.Message, exception),
         _ when _runtime.CanTravel(exception) =>
             new TransactionAbortedException(tid, AbortReason.UserException, $"{exception.GetType().Name}: {exception.Message}", exception),
