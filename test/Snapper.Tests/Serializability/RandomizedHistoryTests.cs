@@ -69,6 +69,12 @@ internal static class RandomRuns
         output.WriteLine($"seed {seed}: {committed} committed, {history.Count - committed} aborted of {history.Count} ({string.Join(", ", workload.AbortReasons.Select(r => $"{r.Key} {r.Value}"))})");
         Assert.Equal(Transactions, history.Count);
         Assert.True(committed > Transactions / 5, $"seed {seed}: only {committed} committed");
-        Assert.Empty(HistoryChecker.Check(history, final));
+        var problems = HistoryChecker.Check(history, final);
+        foreach (var problem in problems.Take(20))
+        {
+            output.WriteLine(problem);
+        }
+
+        Assert.Empty(problems);
     }
 }
