@@ -23,4 +23,16 @@ internal sealed record GlobalSubBatch([property: Id(0)] long Gbid, [property: Id
     /// </summary>
     [Id(3)]
     public Guid MasterEpoch { get; init; }
+
+    /// <summary>
+    /// Global batches the master aborted that this worker may not have heard of yet: it drops its parts of them before it
+    /// merges this sub-batch. The abort is also sent on its own, but that message may be slower than this one, and a worker
+    /// that merged this part after an aborted one would run it on the aborted writes and could vote for it by the shortcut.
+    /// </summary>
+    [Id(4)]
+    public GlobalAbort[] AbortedBefore { get; init; } = [];
 }
+
+/// <summary>The master aborted global batches <paramref name="From"/> to <paramref name="To"/> for <paramref name="Reason"/>.</summary>
+[GenerateSerializer, Immutable, Alias("snapper.global-abort")]
+internal sealed record GlobalAbort([property: Id(0)] long From, [property: Id(1)] long To, [property: Id(2)] TransactionAbortedException Reason);

@@ -434,6 +434,11 @@ internal sealed class GlobalPactService : IDisposable
         }
 
         var to = _lastGbid;
+        for (var worker = 0; worker < _placement.Workers; worker++)
+        {
+            PumpFor(worker).Aborted(new GlobalAbort(gbid, to, reason));
+        }
+
         _logger.LogDebug("Global batch {Gbid} failed ({Reason}); aborting global batches {From}..{To}", gbid, reason.Reason, gbid, to);
         var told = Enumerable.Range(0, _placement.Workers).Select(worker => Task.Run(() => TellAbortAsync(worker, gbid, to, reason)));
         _abortsApplied = Task.WhenAll([_abortsApplied, .. told]);
@@ -443,13 +448,18 @@ internal sealed class GlobalPactService : IDisposable
     {
         try
         {
+            if (_testHooks.DelayGlobalAbort?.Invoke(worker, from) is { } delayed)
+            {
+                await delayed;
+            }
+
             await _grains.GetGrain<IWorkerPactGrain>(worker).AbortFrom(from, to, reason);
         }
         catch (Exception exception)
         {
-            // Down (a restart loses its parts) or cut off. Emission resumes after ExecutionTimeout regardless, so a worker
-            // that is cut off longer than that and then hears later sub-batches before this abort could vote for them on
-            // the aborted parts' writes: a window this bound narrows but does not close.
+            // Down (a restart loses its parts) or cut off. Emission resumes once this call failed; the worker then learns
+            // the abort from the next sub-batch it receives (it carries every abort not yet delivered to it), before it
+            // merges that sub-batch, or by asking about its silent vote.
             _logger.LogDebug(exception, "Worker {Worker} did not hear the abort of global batches {From}..{To}", worker, from, to);
         }
     }
@@ -471,11 +481,19 @@ internal sealed class GlobalPactService : IDisposable
         }
     }
 
-    /// <summary>Sends one worker its sub-batches in gbid order, one delivery at a time.</summary>
+    /// <summary>
+    /// Sends one worker its sub-batches in gbid order, one delivery at a time, each carrying the aborts the worker may
+    /// not have applied yet (<see cref="GlobalSubBatch.AbortedBefore"/>). State under the service's lock.
+    /// </summary>
     private sealed class WorkerPump(GlobalPactService service, int worker)
     {
         private readonly Queue<GlobalSubBatch> _queue = new();
+        // Aborts decided and not yet carried by a sub-batch this worker received.
+        private readonly List<GlobalAbort> _aborts = [];
         private bool _running;
+
+        /// <summary>An abort decided (under the service's lock): the next sub-batch delivered carries it.</summary>
+        public void Aborted(GlobalAbort abort) => _aborts.Add(abort);
 
         /// <summary>Queues a sub-batch (under the service's lock, in gbid order).</summary>
         public void Send(GlobalSubBatch subBatch)
@@ -493,6 +511,7 @@ internal sealed class GlobalPactService : IDisposable
             while (true)
             {
                 GlobalSubBatch next;
+                GlobalAbort[] carried;
                 lock (service._gate)
                 {
                     if (!_queue.TryDequeue(out next!))
@@ -500,6 +519,9 @@ internal sealed class GlobalPactService : IDisposable
                         _running = false;
                         return;
                     }
+
+                    carried = [.. _aborts];
+                    next = next with { AbortedBefore = carried };
                 }
 
                 try
@@ -510,6 +532,10 @@ internal sealed class GlobalPactService : IDisposable
                     }
 
                     await service._grains.GetGrain<IWorkerPactGrain>(worker).Deliver(next);
+                    lock (service._gate)
+                    {
+                        _aborts.RemoveAll(carried.Contains);
+                    }
                 }
                 catch (Exception exception)
                 {

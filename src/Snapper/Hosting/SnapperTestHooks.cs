@@ -42,4 +42,10 @@ internal sealed class SnapperTestHooks
     /// (null: at once), as if the message were slow: a test makes a global batch reach one worker well before another.
     /// </summary>
     public Func<int, long, Task?>? DelayGlobalDelivery { get; set; }
+
+    /// <summary>
+    /// The master tells worker <c>worker</c> that the global batches from <c>gbid</c> on aborted only once the returned task
+    /// completes (null: at once), and not at all if it faults, as if that message were slow or lost.
+    /// </summary>
+    public Func<int, long, Task?>? DelayGlobalAbort { get; set; }
 }

@@ -152,9 +152,17 @@ internal sealed partial class PactService
 
     private bool IsGlobalAborted(long gbid) => _abortedGlobal.Any(range => gbid >= range.From && gbid <= range.To);
 
-    /// <summary>A sub-batch from the master: queued for the token, which merges it into the local order.</summary>
+    /// <summary>
+    /// A sub-batch from the master: the aborts it carries are applied first (each is idempotent), so it is never merged
+    /// after a part the master already aborted; then it is queued for the token, which merges it into the local order.
+    /// </summary>
     public void DeliverGlobal(GlobalSubBatch subBatch)
     {
+        foreach (var abort in subBatch.AbortedBefore)
+        {
+            AbortGlobal(abort.From, abort.To, abort.Reason);
+        }
+
         lock (_gate)
         {
             if (subBatch.PrevGbid > _lastGlobalArrived)

@@ -14,6 +14,8 @@ public sealed class SnapperDTests(SnapperDFixture fixture, ITestOutputHelper out
 {
     private IBankAccount Account(long id) => fixture.Client.GetGrain<IBankAccount>(id);
 
+    private IProbe Probe(long id) => fixture.Client.GetGrain<IProbe>(id);
+
     private async Task Fund(IEnumerable<long> ids, decimal amount)
     {
         foreach (var id in ids)
@@ -161,6 +163,37 @@ public sealed class SnapperDTests(SnapperDFixture fixture, ITestOutputHelper out
         await RetryCascading(() => from.StartTxn(from.Transfer, new Transfer(2, b, 3m), ActorAccessInfo.Of(from, Account(b))));
         Assert.Equal(7m, await BalanceOf(a));
         Assert.Equal(13m, await BalanceOf(b));
+    }
+
+    [Fact]
+    public async Task A_worker_that_missed_an_abort_applies_it_before_the_next_global_batch_it_receives()
+    {
+        var (root, onFirst, onSecond) = (fixture.OnWorker<IProbe>(0, 1)[0], fixture.OnWorker<IProbe>(0, 1)[0], fixture.OnWorker<IProbe>(1, 1)[0]);
+        var gate = $"failing-global-{root}";
+        try
+        {
+            // The master's abort message to worker 1 is lost (a partition, say): only what later messages carry can tell it.
+            fixture.Hooks.DelayGlobalAbort = (worker, _) => worker == 1 ? Task.FromException(new TimeoutException("lost by a test")) : null;
+
+            // A global PACT writes `onSecond` on worker 1 (which completes its part and votes), then fails on worker 0.
+            var failing = Probe(root).StartTxn(Probe(root).CallThenHold, new CallThenHold(onSecond, gate, ThenFail: true),
+                ActorAccessInfo.Of(Probe(root), Probe(onSecond)));
+            await Gates.WhenReached(gate);
+            Gates.Release(gate);
+            Assert.Equal(AbortReason.UserException, (await Assert.ThrowsAsync<TransactionAbortedException>(() => failing.WaitAsync(TimeSpan.FromSeconds(20)))).Reason);
+
+            // The next global PACT on the same actors: worker 1 must drop the aborted part before it runs this one, or this
+            // one would read the aborted write, be voted for by the shortcut, commit, and then be dropped on worker 1 when it
+            // learns of the abort.
+            await Probe(onFirst).StartTxn(Probe(onFirst).TouchEach, new[] { onSecond }, ActorAccessInfo.Of(Probe(onFirst), Probe(onSecond))).WaitAsync(TimeSpan.FromSeconds(20));
+        }
+        finally
+        {
+            fixture.Hooks.DelayGlobalAbort = null;
+        }
+
+        Assert.Equal(1, await Probe(onSecond).StartTxn(Probe(onSecond).Read, 0).WaitAsync(TimeSpan.FromSeconds(20)));
+        Assert.Equal(0, await Probe(root).StartTxn(Probe(root).Read, 0).WaitAsync(TimeSpan.FromSeconds(20)));
     }
 
     [Fact]
