@@ -245,12 +245,17 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
         {
             var committed = await Task.WhenAll(waits).WaitAsync(Runtime.Options.ExecutionTimeout);
             return committed.All(c => c) ? null
-                : new TransactionAbortedException(txn.Tid, AbortReason.CascadingAbort, $"a PACT batch whose writes it read (up to {maxBefore}) aborted.");
+                : new TransactionAbortedException(txn.Tid, AbortReason.CascadingAbort, "a PACT batch whose writes it read aborted.");
+        }
+        catch (TimeoutException)
+        {
+            return new TransactionAbortedException(txn.Tid, AbortReason.HybridDeadlock,
+                $"the PACT batches whose writes it read did not commit within {Runtime.Options.ExecutionTimeout}.");
         }
         catch (Exception exception)
         {
-            return new TransactionAbortedException(txn.Tid, AbortReason.HybridDeadlock,
-                $"the PACT batches whose writes it read (up to {maxBefore}) did not commit within {Runtime.Options.ExecutionTimeout} ({exception.Message}).");
+            return new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed,
+                $"another worker could not say whether the PACT batches whose writes it read committed: {exception.Message}", exception);
         }
     }
 

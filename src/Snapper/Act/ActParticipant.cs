@@ -122,6 +122,11 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
     /// </summary>
     public (BatchPosition MinAfter, bool Complete) AfterSetPart(ActorTransaction<TState> txn)
     {
+        if (!txn.Admitted)
+        {
+            return (BatchPosition.None, true); // it never used this actor's state: no batch can come after it here
+        }
+
         var frontier = Runtime.Batches.EmissionFrontier(txn.MaxBefore);
         var minAfter = core.Schedule.MinAfter(txn.Tid);
         return (minAfter, HybridCheck.IsAfterSetPartComplete(minAfter, frontier, txn.MaxBefore));
@@ -166,7 +171,8 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
             return Task.FromResult(new PrepareResult(PrepareVote.No));
         }
 
-        var (minAfter, complete) = CheckingHybrid ? AfterSetPart(txn) : (BatchPosition.None, false);
+        // Without a max(BeforeSet) the first actor runs no check, so the part is not needed.
+        var (minAfter, complete) = CheckingHybrid && !txn.MaxBefore.IsNone ? AfterSetPart(txn) : (BatchPosition.None, false);
         if (CheckingHybrid && txn.Wrote && (readUncommitted || txn.ReadUncommitted) && !Runtime.Batches.IsResolved(txn.MaxBefore))
         {
             // The first actor may wait for the batches the ACT read from with this lock held (see ActCoordinator).

@@ -21,8 +21,9 @@ internal enum PrepareVote
 /// <param name="Vote">The vote.</param>
 /// <param name="MinAfter">The first PACT batch scheduled after the ACT on this actor, or none if none is yet.</param>
 /// <param name="AfterSetComplete">
-/// True if that part cannot still change the check's outcome: a batch is scheduled after the ACT here, or every
-/// batch up to the ACT's max(BeforeSet) had already been delivered here, so any later one comes after it.
+/// True if that part cannot still change the check's outcome: a batch is scheduled after the ACT here, or every batch
+/// this silo emits from now on comes after the ACT's max(BeforeSet) (its emission frontier is past it), or the ACT never
+/// used this actor's state.
 /// </param>
 /// <param name="State">
 /// With a write-ahead log, a prepared participant's new state, serialized: the first actor logs it with its commit

@@ -75,6 +75,11 @@ internal readonly record struct BatchPosition(
         return byWorker != 0 ? byWorker : Bid.CompareTo(other.Bid);
     }
 
+    /// <summary>Equal positions: the same batch (two copies of one global part are equal whatever their local bids).</summary>
+    public bool Equals(BatchPosition other) => CompareTo(other) == 0;
+
+    public override int GetHashCode() => IsNone ? 0 : IsGlobal ? HashCode.Combine(Gbid) : HashCode.Combine(Gbid, Stamp, Worker, Bid);
+
     public static bool operator <(BatchPosition left, BatchPosition right) => left.CompareTo(right) < 0;
 
     public static bool operator >(BatchPosition left, BatchPosition right) => left.CompareTo(right) > 0;

@@ -11,8 +11,9 @@ namespace Snapper.Hybrid;
 /// the smallest batch that waits for the ACT, both as <see cref="BatchPosition"/>s, so that batches of different workers
 /// compare. The ACT is serializable with the batches if max(BS) &lt; min(AS). When an actor's part of the AfterSet is
 /// still incomplete (no batch after the ACT there yet, and its silo may still emit a batch before max(BS)), a later batch
-/// could still land below max(BS): the ACT passes then only if batch max(BS) is already resolved (the thesis's
-/// optimization; an aborted max(BS) is caught by the commit rule).
+/// could still land below max(BS): the ACT passes then only if every batch up to max(BS) is already resolved (the
+/// thesis's optimization; an aborted one is caught by the commit rule). Only a single silo can know that; in a cluster
+/// an incomplete AfterSet aborts the ACT.
 /// </remarks>
 internal static class HybridCheck
 {

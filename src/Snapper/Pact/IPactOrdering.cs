@@ -45,9 +45,6 @@ internal interface IBatchStatus
     /// <summary>Every batch with a bid at or below this is committed or aborted.</summary>
     long ResolvedBid { get; }
 
-    /// <summary>Whether batch <paramref name="bid"/> committed (true for -1, "no batch").</summary>
-    bool IsCommitted(long bid);
-
     /// <summary>Completes with true when batch <paramref name="bid"/> committed, false if it did not.</summary>
     Task<bool> WhenResolvedAsync(long bid);
 

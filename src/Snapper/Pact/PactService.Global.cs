@@ -165,6 +165,14 @@ internal sealed partial class PactService
 
         lock (_gate)
         {
+            if (subBatch.Gbid <= _lastGlobalArrived)
+            {
+                // A repeated or out-of-order delivery: merged after later parts, it would break the gbid order of this
+                // worker's batches (which positions and the commit shortcut rely on).
+                _logger.LogWarning("Global sub-batch {Gbid} arrived after {Last}; ignored", subBatch.Gbid, _lastGlobalArrived);
+                return;
+            }
+
             if (subBatch.PrevGbid > _lastGlobalArrived)
             {
                 // The master sends in order and one at a time; a gap means it restarted or lost a delivery. The order

@@ -24,16 +24,18 @@ internal sealed partial class PactService
     /// On one silo: whether every batch up to <paramref name="position"/> is resolved (batches resolve in bid order). In
     /// a cluster no worker knows that of the others' batches, and a propagated max(BeforeSet) may stand for batches of
     /// several workers (an ACT's, through a read-only participant that released its lock before the ACT was decided), so
-    /// the answer is "not known": such values are kept rather than dropped. Keeping them costs little, because later
-    /// batches come later in the order; it only makes an ACT whose AfterSet is incomplete abort where one silo could
-    /// have let it pass.
+    /// the answer is "not known": such values are kept rather than dropped. That is sound, and costs aborts: an ACT whose
+    /// AfterSet is incomplete aborts where one silo could let it pass, and a kept value with a gbid that some worker has
+    /// not reached (it took part in no global batch since) places that worker's later local batches below it, so an ACT
+    /// that carries it and is followed by such a batch aborts until that worker receives a later global part.
     /// </summary>
     public bool IsResolved(BatchPosition position) => position.IsNone || (!IsClustered && position.Bid <= ResolvedBid);
 
     /// <summary>
     /// A position that every batch this silo emits from now on comes after, at or after <paramref name="atLeast"/> when that
     /// can be arranged: later local batches then get larger stamps, which is allowed whenever no global part before
-    /// <paramref name="atLeast"/> can still reach this worker (this worker emitted global parts up to its gbid).
+    /// <paramref name="atLeast"/> can still reach this worker (the last global part emitted here is the one before it;
+    /// past it, the frontier is after it anyway; short of it, a global part below it may still come).
     /// </summary>
     public BatchPosition EmissionFrontier(BatchPosition atLeast)
     {
@@ -45,7 +47,7 @@ internal sealed partial class PactService
 
         lock (_gate)
         {
-            if (!atLeast.IsNone && !atLeast.IsGlobal && atLeast.Gbid <= _lastGlobalEmitted && atLeast.Stamp >= _lastStamp)
+            if (!atLeast.IsNone && !atLeast.IsGlobal && atLeast.Gbid == _lastGlobalEmitted && atLeast.Stamp >= _lastStamp)
             {
                 _lastStamp = atLeast.Stamp + 1;
             }

@@ -150,6 +150,13 @@ internal sealed partial class PactService
     /// </summary>
     private void Register(PactBatch batch, Dictionary<GrainId, List<(long Tid, int Accesses)>> subBatches, PactToken token)
     {
+        if (_lastBid < 0)
+        {
+            // The first batch of this silo's incarnation: an older bid is one this silo no longer knows (committed before a
+            // restart, or lost in it), and a question about it must not be answered "committed" (hybrid commit rule).
+            _forgottenBelow = Math.Max(_forgottenBelow, batch.Bid - 1);
+        }
+
         Volatile.Write(ref _lastBid, batch.Bid);
         batch.Position = NextPosition(batch);
         _uncommitted.Add(batch.Bid, batch);
@@ -166,6 +173,5 @@ internal sealed partial class PactService
             _prevBidCount = token.PrevBid.Count;
             ScheduleOf(actor).Deliver(batch.Bid, prev, list, batch.Position);
         }
-
     }
 }

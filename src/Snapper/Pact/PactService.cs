@@ -213,15 +213,6 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
             new TransactionAbortedException(ticket.Tid, AbortReason.CascadingAbort, $"its batch {ticket.Bid} was aborted."));
     }
 
-    /// <summary>Whether batch <paramref name="bid"/> committed (false while it is running, or if it aborted).</summary>
-    public bool IsCommitted(long bid)
-    {
-        lock (_gate)
-        {
-            return IsCommittedLocked(bid);
-        }
-    }
-
     /// <summary>
     /// Completes with true when batch <paramref name="bid"/> has committed, with false if it aborted. An ACT that
     /// read what the batch wrote commits only after it (thesis §3.3.4.4).

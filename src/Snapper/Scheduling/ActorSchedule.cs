@@ -384,8 +384,9 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         lock (Gate)
         {
             // A resolved batch matters only if it aborted and this ACT read from it (then the ACT must abort too, which
-            // ReadFromBid sees). Others are dropped, so the values kept stay recent: an ACT that depends only on
-            // committed batches behaves exactly as one that depends on none.
+            // ReadFromBid sees). On one silo resolved ones are dropped, so the values kept stay recent and an ACT that
+            // depends only on committed batches behaves exactly as one that depends on none; in a cluster they are kept
+            // (see IBatchStatus.IsResolved).
             if (!_endedActsMaxBefore.IsNone && batchStatus.IsResolved(_endedActsMaxBefore))
             {
                 // Committed (harmless), or aborted, and then the ACTs that depended on it aborted with it.

@@ -16,9 +16,7 @@ public sealed class ActorScheduleTests
 
         public List<long> Completed { get; } = new();
 
-        public bool IsCommitted(long bid) => bid <= ResolvedBid;
-
-        public Task<bool> WhenResolvedAsync(long bid) => Task.FromResult(IsCommitted(bid));
+        public Task<bool> WhenResolvedAsync(long bid) => Task.FromResult(bid <= ResolvedBid);
 
         public bool IsResolved(Snapper.Hybrid.BatchPosition position) => position.Bid <= ResolvedBid;
 
