@@ -119,6 +119,12 @@ public sealed class SnapperDHybridTests(SnapperDFixture fixture, ITestOutputHelp
     [InlineData(81, 0.9)]
     public Task Random_hybrid_histories_with_actors_on_both_workers_are_serializable_under_the_check(int seed, double pactFraction) =>
         RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction));
+
+    /// <summary>The same over the keys of key-value actors on both workers.</summary>
+    [Theory]
+    [InlineData(85, 0.5)]
+    public Task Random_key_value_histories_with_actors_on_both_workers_are_serializable(int seed, double pactFraction) =>
+        RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction) with { Keyed = true });
 }
 
 /// <summary>Hybrid histories across workers under the stricter rule, <see cref="Hosting.HybridScheduling.CommittedBatchesOnly"/>.</summary>

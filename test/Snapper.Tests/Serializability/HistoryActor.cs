@@ -13,7 +13,8 @@ public sealed class WriteLog
 /// <summary>
 /// One access of a transaction: read or write this actor, then (if <paramref name="Gate"/> is set) report at that
 /// gate and wait to be released, run the children, and throw if <paramref name="Fail"/>. Randomized workloads set
-/// no gate; staged schedules use it to stop a transaction between its accesses.
+/// no gate; staged schedules use it to stop a transaction between its accesses. <paramref name="Target"/> is the
+/// history's actor this step accesses (read by <see cref="KeyedHistoryActor"/>, whose keys are the history's actors).
 /// </summary>
 [GenerateSerializer, Immutable]
 public sealed record Step(
@@ -23,7 +24,8 @@ public sealed record Step(
     [property: Id(3)] long[] ChildActors,
     [property: Id(4)] bool Parallel,
     [property: Id(5)] bool Fail,
-    [property: Id(6)] string? Gate = null);
+    [property: Id(6)] string? Gate = null,
+    [property: Id(7)] long Target = -1);
 
 /// <summary>What one access saw: the actor's writer list when the transaction first read it (its own writes excluded).</summary>
 [GenerateSerializer, Immutable]
@@ -57,26 +59,37 @@ public sealed class HistoryActor : TransactionalActor<WriteLog>, IHistoryActor
             log.Writers.Add(step.Txn);
         }
 
-        var observations = new List<Observation> { new(this.GetPrimaryKeyLong(), seen, step.Write) };
+        return await HistorySteps.ContinueAsync(ctx, step, new Observation(this.GetPrimaryKeyLong(), seen, step.Write),
+            i => CallActor(ctx, GrainFactory.GetGrain<IHistoryActor>(step.ChildActors[i]).Execute, step.Children[i]));
+    }
+
+    public async Task<long[]> Writers(TxnContext ctx, int unused) => [.. (await GetState(ctx, AccessMode.Read)).Writers];
+}
+
+/// <summary>What both history actors do after their own access: stop at the step's gate, run the children, fail if asked.</summary>
+internal static class HistorySteps
+{
+    public static async Task<Observation[]> ContinueAsync(TxnContext ctx, Step step, Observation own, Func<int, Task<Observation[]>> callChild)
+    {
+        var observations = new List<Observation> { own };
         if (step.Gate is { } gate)
         {
             Gates.Reach(gate, ctx.Tid);
             await Gates.WhenReleased(gate);
         }
 
-        var calls = step.Children.Select((child, i) => (Child: child, Actor: GrainFactory.GetGrain<IHistoryActor>(step.ChildActors[i])));
         if (step.Parallel)
         {
-            foreach (var result in await Task.WhenAll(calls.Select(c => CallActor(ctx, c.Actor.Execute, c.Child))))
+            foreach (var result in await Task.WhenAll(Enumerable.Range(0, step.Children.Length).Select(callChild)))
             {
                 observations.AddRange(result);
             }
         }
         else
         {
-            foreach (var (child, actor) in calls)
+            for (var i = 0; i < step.Children.Length; i++)
             {
-                observations.AddRange(await CallActor(ctx, actor.Execute, child));
+                observations.AddRange(await callChild(i));
             }
         }
 
@@ -87,6 +100,41 @@ public sealed class HistoryActor : TransactionalActor<WriteLog>, IHistoryActor
 
         return [.. observations];
     }
+}
 
-    public async Task<long[]> Writers(TxnContext ctx, int unused) => [.. (await GetState(ctx, AccessMode.Read)).Writers];
+public interface IKeyedHistoryActor : ITransactionalActor, IGrainWithIntegerKey
+{
+    Task<Observation[]> Execute(TxnContext ctx, Step step);
+
+    Task<long[]> Writers(TxnContext ctx, int key);
+}
+
+/// <summary>
+/// The history actor as a key-value actor: each of its keys is one "actor" of the history (the step's
+/// <see cref="Step.Target"/>, a virtual id: grain <c>Target / KeysPerActor</c>, key <c>Target % KeysPerActor</c>), holding
+/// that key's writer list, so the checker verifies per key what it verifies per actor for opaque state.
+/// </summary>
+public sealed class KeyedHistoryActor : KeyValueActor<int, long[]>, IKeyedHistoryActor
+{
+    public const int KeysPerActor = 4;
+
+    public static (long Grain, int Key) Locate(long target) => (target / KeysPerActor, (int)(target % KeysPerActor));
+
+    public async Task<Observation[]> Execute(TxnContext ctx, Step step)
+    {
+        var key = Locate(step.Target).Key;
+        var state = await GetState(ctx, step.Write ? AccessMode.ReadWrite : AccessMode.Read, key);
+        var writers = state.TryGet(key, out var list) ? list : [];
+        var seen = writers.Where(w => w != step.Txn).ToArray();
+        if (step.Write && !writers.Contains(step.Txn))
+        {
+            state.Put(key, [.. writers, step.Txn]);
+        }
+
+        return await HistorySteps.ContinueAsync(ctx, step, new Observation(step.Target, seen, step.Write),
+            i => CallActor(ctx, GrainFactory.GetGrain<IKeyedHistoryActor>(Locate(step.ChildActors[i]).Grain).Execute, step.Children[i]));
+    }
+
+    public async Task<long[]> Writers(TxnContext ctx, int key) =>
+        (await GetState(ctx, AccessMode.Read, key)).TryGet(key, out var list) ? list : [];
 }

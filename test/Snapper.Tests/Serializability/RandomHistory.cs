@@ -13,12 +13,14 @@ public sealed record RandomWorkloadShape(
     double RepeatProbability = 0.15,
     double ParallelProbability = 0.5,
     double UserAbortProbability = 0.05,
-    double PactFraction = 0);
+    double PactFraction = 0,
+    bool Keyed = false);
 
 /// <summary>
 /// Generates seeded random transactions over <see cref="HistoryActor"/>s, runs them concurrently as ACTs or, for
 /// a <see cref="RandomWorkloadShape.PactFraction"/> of them, as PACTs declaring exactly the accesses their plan
-/// makes, and collects the history for <see cref="HistoryChecker"/>. A failure reproduces from its seed.
+/// makes, and collects the history for <see cref="HistoryChecker"/>. A failure reproduces from its seed. With
+/// <see cref="RandomWorkloadShape.Keyed"/> the history's actors are keys of <see cref="KeyedHistoryActor"/>s.
 /// </summary>
 public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomWorkloadShape shape)
 {
@@ -42,12 +44,9 @@ public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomW
             while ((index = Interlocked.Increment(ref next)) < plans.Length)
             {
                 var ((root, step), pact) = plans[index];
-                var actor = grains.GetGrain<IHistoryActor>(root);
                 try
                 {
-                    var observations = pact
-                        ? await actor.StartTxn(actor.Execute, step, Declare(root, step))
-                        : await actor.StartTxn(actor.Execute, step);
+                    var observations = await RunOneAsync(root, step, pact);
                     history.Add(new RecordedTxn(step.Txn, true, observations, pact ? "PACT" : "ACT"));
                 }
                 catch (TransactionAbortedException aborted)
@@ -61,23 +60,49 @@ public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomW
         var final = new Dictionary<long, long[]>();
         foreach (var id in Actors)
         {
-            var actor = grains.GetGrain<IHistoryActor>(id);
-            final[id] = await actor.StartTxn(actor.Writers, 0);
+            if (shape.Keyed)
+            {
+                var (grain, key) = KeyedHistoryActor.Locate(id);
+                var keyed = grains.GetGrain<IKeyedHistoryActor>(grain);
+                final[id] = await keyed.StartTxn(keyed.Writers, key);
+            }
+            else
+            {
+                var actor = grains.GetGrain<IHistoryActor>(id);
+                final[id] = await actor.StartTxn(actor.Writers, 0);
+            }
         }
 
         return (history.ToArray(), final);
     }
 
+    private Task<Observation[]> RunOneAsync(long root, Step step, bool pact)
+    {
+        if (shape.Keyed)
+        {
+            var keyed = grains.GetGrain<IKeyedHistoryActor>(KeyedHistoryActor.Locate(root).Grain);
+            return pact ? keyed.StartTxn(keyed.Execute, step, Declare(root, step)) : keyed.StartTxn(keyed.Execute, step);
+        }
+
+        var actor = grains.GetGrain<IHistoryActor>(root);
+        return pact ? actor.StartTxn(actor.Execute, step, Declare(root, step)) : actor.StartTxn(actor.Execute, step);
+    }
+
+    /// <summary>The grain behind one of the history's actors.</summary>
+    private IAddressable GrainOf(long actor) => shape.Keyed
+        ? grains.GetGrain<IKeyedHistoryActor>(KeyedHistoryActor.Locate(actor).Grain)
+        : grains.GetGrain<IHistoryActor>(actor);
+
     /// <summary>Exactly the accesses the plan makes: the first actor once, and one per call to each child actor.</summary>
     private ActorAccessInfo Declare(long root, Step step)
     {
-        var info = new ActorAccessInfo().Add(grains.GetGrain<IHistoryActor>(root));
+        var info = new ActorAccessInfo().Add(GrainOf(root));
         var pending = new Stack<Step>([step]);
         while (pending.TryPop(out var current))
         {
             for (var i = 0; i < current.Children.Length; i++)
             {
-                info.Add(grains.GetGrain<IHistoryActor>(current.ChildActors[i]));
+                info.Add(GrainOf(current.ChildActors[i]));
                 pending.Push(current.Children[i]);
             }
         }
@@ -92,10 +117,10 @@ public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomW
         var root = PickActor(random, used);
         var fail = random.NextDouble() < shape.UserAbortProbability ? random.Next(budget) : -1;
         var counter = 0;
-        return (root, Build(random, txn, ref budget, used, ref counter, fail));
+        return (root, Build(random, txn, root, ref budget, used, ref counter, fail));
     }
 
-    private Step Build(Random random, long txn, ref int budget, List<long> used, ref int counter, int failAt)
+    private Step Build(Random random, long txn, long target, ref int budget, List<long> used, ref int counter, int failAt)
     {
         budget--;
         var fails = counter++ == failAt;
@@ -104,12 +129,13 @@ public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomW
         var wanted = budget > 0 ? random.Next(0, Math.Min(3, budget) + 1) : 0;
         for (var i = 0; i < wanted && budget > 0; i++)
         {
-            childActors.Add(PickActor(random, used));
-            children.Add(Build(random, txn, ref budget, used, ref counter, failAt));
+            var child = PickActor(random, used);
+            childActors.Add(child);
+            children.Add(Build(random, txn, child, ref budget, used, ref counter, failAt));
         }
 
         return new Step(txn, random.NextDouble() < shape.WriteProbability, [.. children], [.. childActors],
-            random.NextDouble() < shape.ParallelProbability, fails);
+            random.NextDouble() < shape.ParallelProbability, fails, Target: target);
     }
 
     private long PickActor(Random random, List<long> used)

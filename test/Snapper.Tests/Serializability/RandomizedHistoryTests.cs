@@ -27,6 +27,15 @@ public sealed class RandomizedHistoryTests(ClusterFixture fixture, ITestOutputHe
     [InlineData(32, 0.9)]
     public Task Random_hybrid_mixes_are_serializable(int seed, double pactFraction) =>
         RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction));
+
+    /// <summary>The same over the keys of key-value actors (four keys per actor): ACTs, PACTs and hybrid mixes.</summary>
+    [Theory]
+    [InlineData(51, 0.0)]
+    [InlineData(52, 1.0)]
+    [InlineData(53, 0.5)]
+    [InlineData(54, 0.9)]
+    public Task Random_key_value_histories_are_serializable(int seed, double pactFraction) =>
+        RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction) with { Keyed = true });
 }
 
 /// <summary>The hybrid mixes again under the stricter rule, <see cref="Hosting.HybridScheduling.CommittedBatchesOnly"/>.</summary>
