@@ -385,6 +385,15 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
         }
 
         var keptUpTo = batches[0].Bid - 1;
+        if (batches.FirstOrDefault(b => b.GloballyCommitted) is { } committedPart)
+        {
+            // Never expected: the master commits global batches in order and aborts only undecided ones, so an abort that
+            // reaches a part it committed means the two disagree (lost or reordered messages). Said loudly, since the
+            // part's writes are lost here while other workers keep theirs.
+            _logger.LogCritical("Dropping global part {Gbid} (local batch {Bid}), which the master committed, in an abort from batch {From}",
+                committedPart.Gbid, committedPart.Bid, fromBid);
+        }
+
         foreach (var batch in batches)
         {
             _uncommitted.Remove(batch.Bid);
