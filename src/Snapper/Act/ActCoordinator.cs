@@ -185,15 +185,15 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
         var records = new List<Logging.LogRecord>(participants.Length + 2);
         for (var i = 0; i < participants.Length; i++)
         {
-            if (votes[i] is { Vote: PrepareVote.Prepared, State: { } state, Seq: var seq })
+            if (votes[i] is { Vote: PrepareVote.Prepared, State: { } state, Seq: var seq, StateIncremental: var incremental })
             {
-                records.Add(Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, txn.Tid, participants[i], seq, state));
+                records.Add(Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, txn.Tid, participants[i], seq, new Logging.LoggedState(state, incremental)));
             }
         }
 
         if (txn.Wrote)
         {
-            records.Add(Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, txn.Tid, core.Self, core.State.NextSeq(), Runtime.Serialize(txn.Working!)));
+            records.Add(Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, txn.Tid, core.Self, core.State.NextSeq(), Runtime.ForLog(txn.Working!)));
         }
 
         records.Add(awaitingAcks ? Logging.LogRecord.CommittedAwaitingAcks(Logging.LoggedTxnKind.Act, txn.Tid) : Logging.LogRecord.Committed(Logging.LoggedTxnKind.Act, txn.Tid));

@@ -198,7 +198,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         // With one ordered logger the vote carries the new state and the first actor logs it with the decision (see
         // ActCoordinator); with several, the participant makes it durable on its own logger before voting; and with
         // the first actor on another silo, on this silo's log before voting, marked as decided there.
-        var state = Runtime.Serialize(txn.Working!);
+        var state = Runtime.ForLog(txn.Working!);
         var seq = core.State.NextSeq();
         if (Runtime.DecidedElsewhere(core.Self, txn.Context.Root))
         {
@@ -209,7 +209,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
 
         return Runtime.Log.StatesDurableBeforeVote
             ? LogPreparedAsync(txn, prepared, Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, tid, core.Self, seq, state), ownSilo: false)
-            : Task.FromResult(prepared with { State = state, Seq = seq });
+            : Task.FromResult(prepared with { State = state.Bytes, StateIncremental = state.Incremental, Seq = seq });
     }
 
     /// <summary>

@@ -29,6 +29,7 @@ internal enum PrepareVote
 /// With a write-ahead log, a prepared participant's new state, serialized: the first actor logs it with its commit
 /// record (one append, see <c>TransactionalActor</c>), so the participant itself writes nothing before voting.
 /// </param>
+/// <param name="StateIncremental">Whether <paramref name="State"/> holds only the changes of a key-value actor (see <c>LoggedState</c>).</param>
 /// <param name="Seq">The participant's sequence number for <paramref name="State"/> (its place in the actor's commit order).</param>
 /// <param name="LoggedOnOwnSilo">
 /// The participant is on another silo than the first actor and made its state durable in its own silo's log before
@@ -49,4 +50,5 @@ internal readonly record struct PrepareResult(
     [property: Id(4)] long Seq = 0,
     [property: Id(5)] bool LoggedOnOwnSilo = false,
     [property: Id(7)] int Worker = 0,
-    [property: Id(8)] long ReadFromBid = -1);
+    [property: Id(8)] long ReadFromBid = -1,
+    [property: Id(9)] bool StateIncremental = false);

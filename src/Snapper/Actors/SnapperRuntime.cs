@@ -50,6 +50,15 @@ internal sealed class SnapperRuntime(
     /// <summary>An actor state as log bytes (Orleans' serializer; the type is recorded with it).</summary>
     public byte[] Serialize(object state) => serializer.SerializeToArray(state);
 
+    /// <summary>
+    /// A version of an actor's state as its log record carries it: the changes it made, for a state logged incrementally
+    /// (a key-value actor's), else the whole state serialized.
+    /// </summary>
+    public Logging.LoggedState ForLog(object state) => Logging.LoggedState.Of(state, serializer);
+
+    /// <summary>Orleans' serializer of the silo.</summary>
+    public Serializer Serializer => serializer;
+
     /// <summary>An actor state read back from the log.</summary>
     public T Deserialize<T>(byte[] bytes) => (T)serializer.Deserialize<object>(bytes)!;
 
@@ -69,7 +78,12 @@ internal sealed class SnapperRuntime(
     public IActorCallee Callee(ITransactionalActor actor) => grainFactory.GetGrain<IActorCallee>(actor.GetGrainId());
 
     /// <summary>A private copy of committed state for one transaction; installed only if it commits.</summary>
-    public T Copy<T>(T state) where T : class => copier.Copy(state)!;
+    public T Copy<T>(T state) where T : class
+    {
+        var copy = copier.Copy(state)!;
+        (copy as Logging.IIncrementallyLogged)?.ContinueFrom(state);
+        return copy;
+    }
 
     /// <summary>
     /// A private copy of a method's input or result as it passes between actors (the request types are

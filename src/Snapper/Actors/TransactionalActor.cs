@@ -87,9 +87,12 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         }
 
         var recovered = _runtime.Log.Enabled ? _runtime.Log.Recovered(_self) : null;
-        var initial = recovered?.State is { } logged ? _runtime.Deserialize<TState>(logged) : CreateInitialState();
+        var initial = recovered?.State is not null ? RestoreState(recovered) : CreateInitialState();
         return new Actors.ActorCore<TState>(_self, _runtime, logger, initial, recovered?.MaxSeq ?? 0);
     }
+
+    /// <summary>The state recovery found for this actor in the log (a subclass in this library may log it in its own form).</summary>
+    private protected virtual TState RestoreState(Logging.RecoveredActor recovered) => _runtime.Deserialize<TState>(recovered.State!);
 
     /// <summary>
     /// The object a subclass in this library keeps for the transaction of <paramref name="context"/> on this actor: made by

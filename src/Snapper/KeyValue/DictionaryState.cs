@@ -61,7 +61,7 @@ public sealed class DictionaryState<TKey, TValue>
     public void Put(TKey key, TValue value)
     {
         Require(key, AccessMode.ReadWrite);
-        _state.Entries[key] = value;
+        _state.Set(key, value);
     }
 
     /// <summary>Deletes <paramref name="key"/>; false if it did not exist.</summary>
@@ -69,7 +69,7 @@ public sealed class DictionaryState<TKey, TValue>
     public bool Delete(TKey key)
     {
         Require(key, AccessMode.ReadWrite);
-        return _state.Entries.Remove(key);
+        return _state.Remove(key);
     }
 
     /// <summary>Every key and value of the actor.</summary>

@@ -1,3 +1,4 @@
+using Microsoft.Extensions.DependencyInjection;
 using Snapper.KeyValue;
 
 namespace Snapper;
@@ -48,6 +49,13 @@ public abstract class KeyValueActor<TKey, TValue> : TransactionalActor<KeyValueS
         view.ExtendToAll(mode, state);
         return view;
     }
+
+    /// <summary>A key-value actor starts empty: its keys are created by transactions (and so are in its log).</summary>
+    protected sealed override KeyValueState<TKey, TValue> CreateInitialState() => KeyValueState<TKey, TValue>.Empty();
+
+    private protected sealed override KeyValueState<TKey, TValue> RestoreState(Logging.RecoveredActor recovered) => recovered.Incremental
+        ? KeyValueState<TKey, TValue>.FromLog(recovered.State!, ServiceProvider.GetRequiredService<Orleans.Serialization.Serializer>())
+        : base.RestoreState(recovered); // logged whole by an earlier Snapper
 
     private async Task<(DictionaryState<TKey, TValue> View, KeyValueState<TKey, TValue> State)> AcquireAsync(TxnContext context, AccessMode wanted)
     {

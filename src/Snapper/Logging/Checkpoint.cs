@@ -20,7 +20,9 @@ internal sealed record Checkpoint(long Number, long MaxId, IReadOnlyDictionary<s
 /// </summary>
 internal static class CheckpointFile
 {
-    private const int FormatVersion = 1;
+    // Format 2 adds, to each actor entry, whether its state is a key-value image (RecoveredActor.Incremental); format 1
+    // checkpoints (opaque states only) are still read.
+    private const int FormatVersion = 2;
     private const string Extension = ".ckpt";
 
     private enum Entry : byte
@@ -75,6 +77,7 @@ internal static class CheckpointFile
                     w.Write(image.MaxSeq);
                     w.Write(image.State?.Length ?? -1);
                     w.Write(image.State ?? []);
+                    w.Write(image.Incremental);
                 });
             }
 
@@ -114,6 +117,7 @@ internal static class CheckpointFile
         var bytes = File.ReadAllBytes(path);
         var offset = 0;
         long number = -1, maxId = -1, entries = 0;
+        var format = 0;
         var cut = new Dictionary<string, long>(StringComparer.Ordinal);
         var actors = new Dictionary<string, RecoveredActor>(StringComparer.Ordinal);
         var openCommits = new HashSet<(LoggedTxnKind, long)>();
@@ -143,10 +147,10 @@ internal static class CheckpointFile
                 switch (entry)
                 {
                     case Entry.Header:
-                        var version = reader.ReadInt32();
-                        if (version != FormatVersion)
+                        format = reader.ReadInt32();
+                        if (format is < 1 or > FormatVersion)
                         {
-                            throw new LogCorruptedException(path, offset, $"checkpoint format {version} is not the supported {FormatVersion}");
+                            throw new LogCorruptedException(path, offset, $"checkpoint format {format} is not one this Snapper reads (1 to {FormatVersion})");
                         }
 
                         number = reader.ReadInt64();
@@ -161,7 +165,8 @@ internal static class CheckpointFile
                         var maxSeq = reader.ReadInt64();
                         var length = reader.ReadInt32();
                         var state = length < 0 ? null : reader.ReadBytes(length);
-                        actors[actor] = new RecoveredActor(state, stateSeq, maxSeq);
+                        var incremental = format >= 2 && reader.ReadBoolean();
+                        actors[actor] = new RecoveredActor(state, stateSeq, maxSeq, incremental);
                         break;
                     case Entry.Undecided:
                         undecided.Add(LogRecord.Decode(reader.ReadBytes(payload.Length - 1))

@@ -80,19 +80,25 @@ internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Acto
         // Pass 2: the states, the undecided ones of this image first (they are older than every segment).
         var actors = new Dictionary<string, RecoveredActor>(Actors, StringComparer.Ordinal);
         var undecided = new List<LogRecord>();
+        var committedStates = new Dictionary<string, List<LogRecord>>(StringComparer.Ordinal);
         var records = 0L;
         void Apply(LogRecord record)
         {
-            var current = actors.GetValueOrDefault(record.Actor!) ?? new RecoveredActor(null, -1, -1);
-            var isCommitted = committed.Contains((record.Kind, record.Id));
-            if (isCommitted && record.Seq > current.StateSeq)
-            {
-                actors[record.Actor!] = new RecoveredActor(record.State, record.Seq, Math.Max(current.MaxSeq, record.Seq));
-                return;
-            }
-
+            var current = actors.GetValueOrDefault(record.Actor!) ?? RecoveredActor.None;
             actors[record.Actor!] = current with { MaxSeq = Math.Max(current.MaxSeq, record.Seq) };
-            if (!isCommitted && !aborted.Contains((record.Kind, record.Id)))
+            if (committed.Contains((record.Kind, record.Id)))
+            {
+                if (record.Seq > current.StateSeq)
+                {
+                    if (!committedStates.TryGetValue(record.Actor!, out var states))
+                    {
+                        committedStates[record.Actor!] = states = [];
+                    }
+
+                    states.Add(record);
+                }
+            }
+            else if (!aborted.Contains((record.Kind, record.Id)))
             {
                 undecided.Add(record);
             }
@@ -108,11 +114,18 @@ internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Acto
             foreach (var record in LogSegmentReader.Read(file, isLastSegment: false))
             {
                 records++;
-                if (record.Type == LogRecordType.StateWritten)
+                if (record.IsState)
                 {
                     Apply(record);
                 }
             }
+        }
+
+        // Whole states and key-value changes alike are applied in each actor's seq order (see RecoveredActor.Advance):
+        // the records of one actor can sit on two loggers, and records of an earlier image's undecided set come first.
+        foreach (var (actor, states) in committedStates)
+        {
+            actors[actor] = actors[actor].Advance(states);
         }
 
         // An undecided record below its actor's committed seq can never become the actor's state, whatever its

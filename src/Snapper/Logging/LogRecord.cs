@@ -56,6 +56,23 @@ internal enum LogRecordType : byte
     /// stays in doubt and is asked about again after a restart), and the record of an outcome resolved at recovery.
     /// </summary>
     Aborted = 5,
+
+    /// <summary>
+    /// As <see cref="StateWritten"/>, for a key-value actor: only the keys (and dependency entries) the transaction or
+    /// batch changed, in <see cref="KeyedEntries"/> form (or the whole state, flagged so, when the log holds no earlier
+    /// state of the actor to change). Recovery applies an actor's committed changes in seq order onto its image.
+    /// Written from segment format 2 on (<see cref="LogSegmentFormat"/>).
+    /// </summary>
+    StateChanged = 6,
+}
+
+/// <summary>An actor's state as a log record carries it: whole (opaque serialized bytes) or as <see cref="KeyedEntries"/> changes.</summary>
+internal readonly record struct LoggedState(byte[] Bytes, bool Incremental)
+{
+    /// <summary>A version of an actor's state for its log record: its changes if it is logged incrementally, else all of it serialized.</summary>
+    public static LoggedState Of(object state, Orleans.Serialization.Serializer serializer) => state is IIncrementallyLogged incremental
+        ? new(incremental.EncodeForLog(serializer), Incremental: true)
+        : new(serializer.SerializeToArray(state), Incremental: false);
 }
 
 /// <summary>
@@ -65,12 +82,28 @@ internal enum LogRecordType : byte
 /// </summary>
 internal sealed record LogRecord(LogRecordType Type, LoggedTxnKind Kind, long Id, string? Actor = null, long Seq = 0, byte[]? State = null, string? Decider = null)
 {
-    public static LogRecord StateWritten(LoggedTxnKind kind, long id, GrainId actor, long seq, byte[] state) =>
-        new(LogRecordType.StateWritten, kind, id, actor.ToString(), seq, state);
+    public static LogRecord StateWritten(LoggedTxnKind kind, long id, GrainId actor, long seq, LoggedState state) =>
+        new(TypeOf(state), kind, id, actor.ToString(), seq, state.Bytes);
 
     /// <summary>An ACT participant's state whose decision is logged by <paramref name="firstActor"/> on another silo.</summary>
+    public static LogRecord RemoteActStateWritten(long tid, GrainId actor, long seq, LoggedState state, GrainId firstActor) =>
+        new(TypeOf(state), LoggedTxnKind.RemoteAct, tid, actor.ToString(), seq, state.Bytes, firstActor.ToString());
+
+    /// <summary>A whole (opaque) state.</summary>
+    public static LogRecord StateWritten(LoggedTxnKind kind, long id, GrainId actor, long seq, byte[] state) =>
+        StateWritten(kind, id, actor, seq, new LoggedState(state, Incremental: false));
+
+    /// <inheritdoc cref="RemoteActStateWritten(long, GrainId, long, LoggedState, GrainId)"/>
     public static LogRecord RemoteActStateWritten(long tid, GrainId actor, long seq, byte[] state, GrainId firstActor) =>
-        new(LogRecordType.StateWritten, LoggedTxnKind.RemoteAct, tid, actor.ToString(), seq, state, firstActor.ToString());
+        RemoteActStateWritten(tid, actor, seq, new LoggedState(state, Incremental: false), firstActor);
+
+    private static LogRecordType TypeOf(LoggedState state) => state.Incremental ? LogRecordType.StateChanged : LogRecordType.StateWritten;
+
+    /// <summary>Whether this record carries an actor's state (whole or its changes).</summary>
+    public bool IsState => Type is LogRecordType.StateWritten or LogRecordType.StateChanged;
+
+    /// <summary>The state this record carries (for <see cref="IsState"/> records).</summary>
+    public LoggedState Logged => new(State!, Type == LogRecordType.StateChanged);
 
     public static LogRecord Committed(LoggedTxnKind kind, long id) => new(LogRecordType.Committed, kind, id);
 
@@ -91,14 +124,14 @@ internal sealed record LogRecord(LogRecordType Type, LoggedTxnKind Kind, long Id
     {
         var actor = Actor is null ? [] : Encoding.UTF8.GetBytes(Actor);
         var decider = Decider is null ? [] : Encoding.UTF8.GetBytes(Decider);
-        var hasDecider = Type == LogRecordType.StateWritten && Kind == LoggedTxnKind.RemoteAct;
-        var length = 1 + 1 + 8 + (Type == LogRecordType.StateWritten ? 4 + actor.Length + 8 + 4 + State!.Length : 0) + (hasDecider ? 4 + decider.Length : 0);
+        var hasDecider = IsState && Kind == LoggedTxnKind.RemoteAct;
+        var length = 1 + 1 + 8 + (IsState ? 4 + actor.Length + 8 + 4 + State!.Length : 0) + (hasDecider ? 4 + decider.Length : 0);
         var bytes = new byte[length];
         var span = bytes.AsSpan();
         span[0] = (byte)Type;
         span[1] = (byte)Kind;
         BinaryPrimitives.WriteInt64LittleEndian(span[2..], Id);
-        if (Type == LogRecordType.StateWritten)
+        if (IsState)
         {
             var at = 10;
             BinaryPrimitives.WriteInt32LittleEndian(span[at..], actor.Length);
@@ -116,22 +149,26 @@ internal sealed record LogRecord(LogRecordType Type, LoggedTxnKind Kind, long Id
         return bytes;
     }
 
-    /// <summary>Decodes only the type, kind and id of a payload whose checksum matched (null if they do not parse).</summary>
-    public static LogRecord? DecodeHeader(ReadOnlySpan<byte> span) =>
+    /// <summary>
+    /// Decodes only the type, kind and id of a payload whose checksum matched (null if they do not parse, or if the
+    /// type is not one of segment format <paramref name="format"/>).
+    /// </summary>
+    public static LogRecord? DecodeHeader(ReadOnlySpan<byte> span, int format = LogSegmentFormat.Current) =>
         span.Length < 10 || !Enum.IsDefined((LogRecordType)span[0]) || !Enum.IsDefined((LoggedTxnKind)span[1])
+            || (format < 2 && (LogRecordType)span[0] == LogRecordType.StateChanged)
             ? null
             : new LogRecord((LogRecordType)span[0], (LoggedTxnKind)span[1], BinaryPrimitives.ReadInt64LittleEndian(span[2..]));
 
     /// <summary>Decodes a payload whose checksum matched; returns null if it does not parse (a bug or a foreign file).</summary>
-    public static LogRecord? Decode(ReadOnlySpan<byte> span)
+    public static LogRecord? Decode(ReadOnlySpan<byte> span, int format = LogSegmentFormat.Current)
     {
-        if (DecodeHeader(span) is not { } header)
+        if (DecodeHeader(span, format) is not { } header)
         {
             return null;
         }
 
         var (type, kind, id) = (header.Type, header.Kind, header.Id);
-        if (type != LogRecordType.StateWritten)
+        if (!header.IsState)
         {
             return span.Length == 10 ? header : null;
         }

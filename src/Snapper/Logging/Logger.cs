@@ -181,8 +181,18 @@ internal sealed class Logger : IAsyncDisposable
     /// <summary>The preallocated file that becomes the next segment; not a segment (not *.wal) until renamed.</summary>
     private string SparePath => Path.Combine(_folder, "spare.segment");
 
-    /// <summary>Opens segment <paramref name="number"/>: the spare, renamed, if it is ready, else a new empty file.</summary>
+    /// <summary>
+    /// Opens segment <paramref name="number"/> (the spare, renamed, if it is ready, else a new empty file) and starts it
+    /// with its format header (<see cref="LogSegmentFormat"/>), which reaches the disk with the first records written.
+    /// </summary>
     private FileStream OpenSegment(long number)
+    {
+        var segment = CreateOrRenameSegment(number);
+        LogFrame.Write(segment, LogSegmentFormat.Header());
+        return segment;
+    }
+
+    private FileStream CreateOrRenameSegment(long number)
     {
         var path = Path.Combine(_folder, $"{number:D12}.wal");
         _written = 0;

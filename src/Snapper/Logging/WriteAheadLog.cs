@@ -52,6 +52,9 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
     private readonly Dictionary<string, List<LogRecord>> _inDoubt = new(StringComparer.Ordinal);
     private readonly Dictionary<string, TaskCompletionSource> _settled = new(StringComparer.Ordinal);
 
+    // Outcomes other silos gave for records in doubt (under _openLock), kept until every record before them is decided too.
+    private readonly Dictionary<(LoggedTxnKind Kind, long Id), bool> _inDoubtOutcomes = new();
+
     private readonly SnapperOptions _options = options.Value;
     private readonly object _openLock = new();
 
@@ -161,7 +164,7 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
         {
             lock (_openLock)
             {
-                return [.. _inDoubt.Values.SelectMany(r => r)];
+                return [.. _inDoubt.Values.SelectMany(r => r).Where(r => !_inDoubtOutcomes.ContainsKey((r.Kind, r.Id)))];
             }
         }
     }
@@ -205,17 +208,18 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
         var settled = new List<TaskCompletionSource>();
         lock (_openLock)
         {
-            var recovered = _recovered;
+            _inDoubtOutcomes[(kind, id)] = committed;
             foreach (var (actor, records) in _inDoubt.ToArray())
             {
-                foreach (var record in records.Where(r => r.Kind == kind && r.Id == id).ToArray())
+                // An actor's records apply in seq order (key-value changes need the state before them, see
+                // RecoveredActor.Advance): a decided record waits behind an undecided one of a smaller seq.
+                records.Sort((a, b) => a.Seq.CompareTo(b.Seq));
+                var decided = records.TakeWhile(r => _inDoubtOutcomes.ContainsKey((r.Kind, r.Id))).ToList();
+                if (decided.Count > 0)
                 {
-                    records.Remove(record);
-                    var current = recovered.GetValueOrDefault(actor) ?? new RecoveredActor(null, -1, -1);
-                    if (committed && record.Seq > current.StateSeq)
-                    {
-                        recovered[actor] = new RecoveredActor(record.State, record.Seq, Math.Max(current.MaxSeq, record.Seq));
-                    }
+                    records.RemoveRange(0, decided.Count);
+                    var current = _recovered.GetValueOrDefault(actor) ?? RecoveredActor.None;
+                    _recovered[actor] = current.Advance(decided.Where(r => _inDoubtOutcomes[(r.Kind, r.Id)]));
                 }
 
                 if (records.Count == 0)
@@ -556,8 +560,6 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
     }
 }
 
-/// <summary>An actor as recovery found it: its committed state (null if none), the seq of that state, and the largest seq it ever logged.</summary>
-internal sealed record RecoveredActor(byte[]? State, long StateSeq, long MaxSeq);
 
 /// <summary>What a recovery read and how long it took.</summary>
 internal sealed record RecoveryReport(long? Checkpoint, int Segments, long Records, long Bytes, int Actors, int CommittedActs, int CommittedBatches, int Dropped, int InDoubt, TimeSpan Elapsed);

@@ -36,7 +36,7 @@ internal sealed partial class PactService
                 // A global part's states are logged under its gbid: the master decides it, and this worker's recovery asks
                 // the master about a gbid it finds undecided.
                 var gbid = GbidOf(bid);
-                var state = _serializer.SerializeToArray(version);
+                var state = LoggedState.Of(version, _serializer);
                 var written = gbid >= 0
                     ? Log.AppendInOrderAsync(LogRecord.StateWritten(LoggedTxnKind.GlobalBatch, gbid, actor, seq, state))
                     : Log.AppendStateAsync(actor, LogRecord.StateWritten(LoggedTxnKind.Batch, bid, actor, seq, state));

@@ -27,6 +27,9 @@ public sealed class LogFileTests : IDisposable
         return Assert.Single(Logger.Segments(_folder));
     }
 
+    /// <summary>The frame of the format header every segment starts with.</summary>
+    private static readonly int SegmentHeader = LogFrame.SizeOf(LogSegmentFormat.Header().Length);
+
     [Fact]
     public async Task Appended_records_read_back_whole_and_in_append_order()
     {
@@ -66,7 +69,7 @@ public sealed class LogFileTests : IDisposable
     {
         var segment = await WriteSegment(10);
         var bytes = await File.ReadAllBytesAsync(segment);
-        var second = LogFrame.SizeOf(LogRecord.StateWritten(LoggedTxnKind.Act, 0, Actor, 0, [0, 1, 2, 3]).Encode().Length);
+        var second = SegmentHeader + LogFrame.SizeOf(LogRecord.StateWritten(LoggedTxnKind.Act, 0, Actor, 0, [0, 1, 2, 3]).Encode().Length);
         bytes[second + LogFrame.HeaderSize + 3] ^= 0xFF; // one flipped byte in the second record's payload
         await File.WriteAllBytesAsync(segment, bytes);
 
@@ -130,11 +133,11 @@ public sealed class LogFileTests : IDisposable
         var segments = await WritePreallocatedSegment(tail: 5);
         var bytes = await File.ReadAllBytesAsync(segments[1]);
         var frame = LogFrame.SizeOf(LogRecord.StateWritten(LoggedTxnKind.Act, 0, Actor, 0, new byte[1024]).Encode().Length);
-        Array.Clear(bytes, 4 * frame + 100, frame - 100); // the fifth record lost its end in the crash
+        Array.Clear(bytes, SegmentHeader + 4 * frame + 100, frame - 100); // the fifth record lost its end in the crash
         await File.WriteAllBytesAsync(segments[1], bytes);
 
         Assert.Equal(Enumerable.Range(68, 4).Select(i => (long)i), LogSegmentReader.Read(segments[1], isLastSegment: true).Select(r => r.Id));
-        Assert.Equal(4 * frame, new FileInfo(segments[1]).Length);
+        Assert.Equal(SegmentHeader + 4 * frame, new FileInfo(segments[1]).Length);
     }
 
     [Fact]
@@ -143,11 +146,11 @@ public sealed class LogFileTests : IDisposable
         var segments = await WritePreallocatedSegment(tail: 5);
         var bytes = await File.ReadAllBytesAsync(segments[1]);
         var frame = LogFrame.SizeOf(LogRecord.StateWritten(LoggedTxnKind.Act, 0, Actor, 0, new byte[1024]).Encode().Length);
-        Array.Clear(bytes, frame, LogFrame.HeaderSize); // the second record's header reads as the end of the segment
+        Array.Clear(bytes, SegmentHeader + frame, LogFrame.HeaderSize); // the second record's header reads as the end of the segment
 
         await File.WriteAllBytesAsync(segments[1], bytes);
 
         var damage = Assert.Throws<LogCorruptedException>(() => LogSegmentReader.Read(segments[1], isLastSegment: true).ToList());
-        Assert.Equal(frame, damage.Offset);
+        Assert.Equal(SegmentHeader + frame, damage.Offset);
     }
 }

@@ -130,4 +130,50 @@ public sealed class KeyValueRestartTests : IDisposable
             Assert.Equal(new Dictionary<string, int> { ["z"] = 3 }, await b.StartTxn(b.All, 0));
         }
     }
+
+    [Fact]
+    public async Task Each_transaction_logs_only_the_keys_it_changed_and_a_restart_after_a_checkpoint_applies_them_in_order()
+    {
+        var (first, second) = (ClusterFixture.NewId(), ClusterFixture.NewId());
+        var stock = Enumerable.Range(0, 100).ToDictionary(i => $"item{i}", i => i);
+        await using (var cluster = await ClusterFixture.StartAsync(o => o.DataFolder = _data.Path))
+        {
+            var a = cluster.Client.GetGrain<IShelf>(first);
+            var b = cluster.Client.GetGrain<IShelf>(second);
+            await a.StartTxn(a.Stock, stock);
+            await a.StartTxn(a.Take, new Move("item7", 7, second), ActorAccessInfo.Of(a, b)); // PACT: deletes item7 here
+            await a.StartTxn(a.Take, new Move("item8", 3, second));                           // ACT: item8 becomes 5
+        }
+
+        var changes = ChangeRecords().ToList();
+        Assert.Equal([100, 1, 1, 1, 1], changes.Select(c => c.Entries.Count)); // the stock, then one key per actor and transaction
+        Assert.All(changes, c => Assert.False(c.Whole));
+
+        await using (var restarted = await ClusterFixture.StartAsync(o => o.DataFolder = _data.Path))
+        {
+            // Recovery ended with a checkpoint; these changes are logged on top of it.
+            var a = restarted.Client.GetGrain<IShelf>(first);
+            await a.StartTxn(a.Remove, "item0", ActorAccessInfo.Of(a));
+            await a.StartTxn(a.Stock, new Dictionary<string, int> { ["item1"] = 100 });
+        }
+
+        stock.Remove("item7");
+        stock.Remove("item0");
+        stock["item8"] = 5;
+        stock["item1"] = 100;
+        await using (var again = await ClusterFixture.StartAsync(o => o.DataFolder = _data.Path))
+        {
+            var a = again.Client.GetGrain<IShelf>(first);
+            var b = again.Client.GetGrain<IShelf>(second);
+            Assert.Equal(stock, await a.StartTxn(a.All, 0));
+            Assert.Equal(new Dictionary<string, int> { ["item7"] = 7, ["item8"] = 3 }, await b.StartTxn(b.All, 0));
+        }
+    }
+
+    /// <summary>The key-value change records in the data folder's segments, in log order.</summary>
+    private IEnumerable<(bool Whole, List<Snapper.Logging.KeyedEntry> Entries)> ChangeRecords() =>
+        Directory.GetFiles(_data.Path, "*.wal", SearchOption.AllDirectories).Order(StringComparer.Ordinal)
+            .SelectMany(segment => Snapper.Logging.LogSegmentReader.Read(segment, isLastSegment: false))
+            .Where(r => r.Type == Snapper.Logging.LogRecordType.StateChanged)
+            .Select(r => Snapper.Logging.KeyedEntries.Decode(r.State));
 }
