@@ -1,11 +1,16 @@
 namespace Snapper.Actors;
 
-/// <summary>One method call inside a running transaction, sent by <c>CallActor</c>.</summary>
+/// <summary>
+/// One method call inside a running transaction, sent by <c>CallActor</c>, or, <paramref name="Internal"/>, by Snapper
+/// itself to one of the methods it keeps apart from the actor's transactional interfaces (a key-value actor's dependency
+/// endpoints): user code can name only the former.
+/// </summary>
 [GenerateSerializer, Immutable, Alias("snapper.call-request")]
 internal sealed record CallRequest(
     [property: Id(0)] TxnContext Context,
     [property: Id(1)] string Method,
-    [property: Id(2)] object? Input);
+    [property: Id(2)] object? Input,
+    [property: Id(3)] bool Internal = false);
 
 /// <summary>
 /// What a call returns to its caller: the result, every actor the call touched (itself and, transitively,

@@ -75,7 +75,7 @@ internal sealed class SnapperRuntime(
     public IActParticipant Participant(GrainId actor) => grainFactory.GetGrain<IActParticipant>(actor);
 
     /// <summary>Snapper's internal call entry point of a transactional actor.</summary>
-    public IActorCallee Callee(ITransactionalActor actor) => grainFactory.GetGrain<IActorCallee>(actor.GetGrainId());
+    public IActorCallee Callee(GrainId actor) => grainFactory.GetGrain<IActorCallee>(actor);
 
     /// <summary>A private copy of committed state for one transaction; installed only if it commits.</summary>
     public T Copy<T>(T state) where T : class

@@ -114,7 +114,7 @@ public abstract partial class TransactionalActor<TState>
         try
         {
             await turn;
-            var result = await method.Invoke(this, context, input);
+            var result = await InvokeAsync(method, context, input);
             if (Schedule.UnawaitedCalls(context.Tid) is var calls and > 0)
             {
                 failure = UnawaitedCall(context.Tid, calls);
@@ -133,13 +133,13 @@ public abstract partial class TransactionalActor<TState>
         return (null, failure, true);
     }
 
-    private async Task<object?> CallPactAsync(TxnContext context, ITransactionalActor actor, string method, object? input)
+    private async Task<object?> CallPactAsync(TxnContext context, GrainId actor, CallRequest request)
     {
         CallResponse response;
         Schedule.CallStarted(context.Tid);
         try
         {
-            response = await _runtime.Callee(actor).ExecuteCall(new CallRequest(context, method, input));
+            response = await _runtime.Callee(actor).ExecuteCall(request);
         }
         catch (Exception exception)
         {

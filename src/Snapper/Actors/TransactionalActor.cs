@@ -236,7 +236,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     protected async Task<TResult> CallActor<TInput, TResult>(TxnContext context, Func<TxnContext, TInput, Task<TResult>> method, TInput input)
     {
         var actor = TransactionalMethod.TargetOf(method);
-        var result = await CallCore(context, actor, TransactionalMethod.NameOf(actor, method), input);
+        var result = await CallCore(context, actor.GetGrainId(), TransactionalMethod.NameOf(actor, method), input);
         return result is null ? default! : (TResult)result;
     }
 
@@ -244,8 +244,36 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     protected Task CallActor<TInput>(TxnContext context, Func<TxnContext, TInput, Task> method, TInput input)
     {
         var actor = TransactionalMethod.TargetOf(method);
-        return CallCore(context, actor, TransactionalMethod.NameOf(actor, method), input);
+        return CallCore(context, actor.GetGrainId(), TransactionalMethod.NameOf(actor, method), input);
     }
+
+    /// <summary>Calls one of Snapper's internal methods (<see cref="InternalMethods"/>) of <paramref name="actor"/> inside the transaction.</summary>
+    private protected Task<object?> CallInternal(TxnContext context, GrainId actor, string method, object? input) =>
+        CallCore(context, actor, method, input, isInternal: true);
+
+    /// <summary>
+    /// Methods a subclass in this library serves to Snapper only (called with <see cref="CallInternal"/>, never by name from
+    /// user code or a client); null if none.
+    /// </summary>
+    private protected virtual Actors.TransactionalMethodTable? InternalMethods => null;
+
+    /// <summary>
+    /// Runs when a transactional method (user or internal) of this actor returned, inside the transaction and before
+    /// its caller hears the result: a key-value actor forwards its changes to dependent keys here.
+    /// </summary>
+    private protected virtual Task AfterMethodAsync(TxnContext context) => Task.CompletedTask;
+
+    /// <summary>Runs a method, then <see cref="AfterMethodAsync"/>.</summary>
+    private async Task<object?> InvokeAsync(Actors.TransactionalMethodInvoker method, TxnContext context, object? input)
+    {
+        var result = await method.Invoke(this, context, input);
+        await AfterMethodAsync(context);
+        return result;
+    }
+
+    private Actors.TransactionalMethodInvoker ResolveCall(CallRequest request) => request.Internal
+        ? (InternalMethods ?? throw new TransactionalMethodNotFoundException(GetType().FullName ?? GetType().Name, request.Method)).Resolve(request.Method, request.Input)
+        : _methods.Resolve(request.Method, request.Input);
 
     async Task<TxnResponse> ITransactionalActor.StartTxn(TxnRequest request)
     {
@@ -320,7 +348,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
 
     async Task<CallResponse> Actors.IActorCallee.ExecuteCall(CallRequest request)
     {
-        var method = _methods.Resolve(request.Method, request.Input);
+        var method = ResolveCall(request);
         var context = request.Context;
         var input = _runtime.CopyValue(request.Input);
         if (context.Mode == TxnMode.Pact)
@@ -363,7 +391,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         Actors.ActorTransaction<TState> txn, Actors.TransactionalMethodInvoker method, object? input, TimeSpan? timeout)
     {
         txn.RunningMethods++;
-        var run = method.Invoke(this, txn.Context, input);
+        var run = InvokeAsync(method, txn.Context, input);
         try
         {
             var result = timeout is { } bound ? await run.WaitAsync(bound) : await run;
@@ -393,18 +421,19 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     private TransactionAbortedException Classify(long tid, Exception exception) => exception switch
     {
         TransactionAbortedException aborted when aborted.Tid == tid => aborted,
-        TransactionNotActiveException or TransactionalMethodNotFoundException or TransactionInputException or KeyNotAcquiredException =>
+        TransactionNotActiveException or TransactionalMethodNotFoundException or TransactionInputException or KeyNotAcquiredException or DependencyException =>
             new TransactionAbortedException(tid, AbortReason.InvalidCall, exception.Message, exception),
         _ when _runtime.CanTravel(exception) =>
             new TransactionAbortedException(tid, AbortReason.UserException, $"{exception.GetType().Name}: {exception.Message}", exception),
         _ => new TransactionAbortedException(tid, $"{exception.GetType().Name}: {exception.Message}", exception.GetType().FullName!),
     };
 
-    private async Task<object?> CallCore(TxnContext context, ITransactionalActor actor, string method, object? input)
+    private async Task<object?> CallCore(TxnContext context, GrainId actor, string method, object? input, bool isInternal = false)
     {
+        var request = new CallRequest(context, method, input, isInternal);
         if (context.Mode == TxnMode.Pact)
         {
-            return await CallPactAsync(context, actor, method, input);
+            return await CallPactAsync(context, actor, request);
         }
 
         var txn = Participant.RequireActive(context);
@@ -412,7 +441,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         CallResponse response;
         try
         {
-            response = await _runtime.Callee(actor).ExecuteCall(new CallRequest(context, method, input));
+            response = await _runtime.Callee(actor).ExecuteCall(request);
         }
         catch (Exception exception)
         {

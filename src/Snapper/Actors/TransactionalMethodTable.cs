@@ -52,6 +52,17 @@ internal sealed class TransactionalMethodTable
     }
 
     /// <summary>
+    /// The table of the methods of one interface of Snapper's own (not a transactional interface, so that no user
+    /// table lists them), for calls Snapper makes internally (<c>CallRequest.Internal</c>).
+    /// </summary>
+    public static TransactionalMethodTable ForInternalInterface(Type iface)
+    {
+        var nullability = new NullabilityInfoContext();
+        return new TransactionalMethodTable(iface, iface.GetMethods().Where(IsTransactionalShape)
+            .ToDictionary(m => m.Name, m => TransactionalMethodInvoker.Create(m, nullability), StringComparer.Ordinal));
+    }
+
+    /// <summary>
     /// The transactional methods of <paramref name="actorType"/>, after checking that no two share a name. Nothing is
     /// compiled, so this works on open generic classes too: the silo checks those before any is constructed.
     /// </summary>

@@ -17,6 +17,11 @@ public sealed class DictionaryState<TKey, TValue>
     where TKey : notnull
 {
     private readonly Dictionary<TKey, AccessMode> _acquired = new();
+
+    // What the method running now changed (the operation log of thesis Fig. 5.2b), drained when it finishes to forward
+    // changes of leader keys: the value each changed key had before the method, and the dependencies of keys it deleted.
+    private readonly Dictionary<TKey, (bool Existed, TValue? Value)> _changedBefore = new();
+    private readonly List<DependencyLink> _linksOfDeleted = [];
     private readonly string _actor;
     private KeyValueState<TKey, TValue> _state;
     private AccessMode? _all;
@@ -58,18 +63,100 @@ public sealed class DictionaryState<TKey, TValue>
 
     /// <summary>Sets <paramref name="key"/> to <paramref name="value"/>, creating the key if it does not exist.</summary>
     /// <exception cref="KeyNotAcquiredException">The key was not acquired for <see cref="AccessMode.ReadWrite"/>.</exception>
+    /// <remarks>If the key leads update dependencies, its followers are updated when the method finishes.</remarks>
     public void Put(TKey key, TValue value)
     {
         Require(key, AccessMode.ReadWrite);
+        RememberBefore(key);
         _state.Set(key, value);
     }
 
     /// <summary>Deletes <paramref name="key"/>; false if it did not exist.</summary>
+    /// <remarks>
+    /// A deleted key ends every dependency it had (thesis §5.2.2.2): when the method finishes, its delete followers are
+    /// deleted, its update followers stop following it, and its leaders forget it.
+    /// </remarks>
     /// <exception cref="KeyNotAcquiredException">The key was not acquired for <see cref="AccessMode.ReadWrite"/>.</exception>
     public bool Delete(TKey key)
     {
         Require(key, AccessMode.ReadWrite);
+        RememberBefore(key);
+        var links = _state.LinksOf(key);
+        if (!links.IsEmpty)
+        {
+            _linksOfDeleted.AddRange(links.AsLeader);
+            _linksOfDeleted.AddRange(links.AsFollower);
+            _state.SetLinks(key, KeyLinks.None);
+        }
+
         return _state.Remove(key);
+    }
+
+    /// <summary>The dependencies of <paramref name="key"/>: those where it leads and those where it follows.</summary>
+    /// <exception cref="KeyNotAcquiredException">The key was not acquired.</exception>
+    public IReadOnlyList<Dependency> DependenciesOf(TKey key)
+    {
+        Require(key, AccessMode.Read);
+        var links = _state.LinksOf(key);
+        return [.. links.AsLeader.Concat(links.AsFollower).Select(l => l.ToPublic())];
+    }
+
+    /// <summary>The dependencies of an acquired key, as stored.</summary>
+    internal KeyLinks LinksOf(TKey key)
+    {
+        Require(key, AccessMode.Read);
+        return _state.LinksOf(key);
+    }
+
+    /// <summary>Replaces the dependencies of a key acquired for writing (registration, de-registration, a leader's deletion).</summary>
+    internal void SetLinks(TKey key, KeyLinks links)
+    {
+        Require(key, AccessMode.ReadWrite);
+        _state.SetLinks(key, links);
+    }
+
+    /// <summary>
+    /// What to forward for the changes made since the last call (thesis §5.3.3.1 step 12): for each key that was
+    /// updated and leads update dependencies, its change per follower; for each deleted key, the end of each of its
+    /// dependencies. Clears the operation log.
+    /// </summary>
+    internal (List<LeaderChange> ToFollowers, List<DependencyLink> ToLeaders) TakeForwards(GrainId self)
+    {
+        var toFollowers = new List<LeaderChange>();
+        var toLeaders = new List<DependencyLink>();
+        foreach (var (key, before) in _changedBefore)
+        {
+            if (before.Existed && _state.Entries.TryGetValue(key, out var now))
+            {
+                toFollowers.AddRange(_state.LinksOf(key).AsLeader
+                    .Where(link => link.Kind == DependencyKind.Update)
+                    .Select(link => new LeaderChange(link, Deleted: false, before.Value, now)));
+            }
+        }
+
+        foreach (var link in _linksOfDeleted)
+        {
+            if (link.Leader == self)
+            {
+                toFollowers.Add(new LeaderChange(link, Deleted: true, null, null));
+            }
+            else
+            {
+                toLeaders.Add(link);
+            }
+        }
+
+        _changedBefore.Clear();
+        _linksOfDeleted.Clear();
+        return (toFollowers, toLeaders);
+    }
+
+    private void RememberBefore(TKey key)
+    {
+        if (!_changedBefore.ContainsKey(key))
+        {
+            _changedBefore[key] = _state.Entries.TryGetValue(key, out var value) ? (true, value) : (false, default);
+        }
     }
 
     /// <summary>Every key and value of the actor.</summary>

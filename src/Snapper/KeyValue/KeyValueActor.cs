@@ -17,7 +17,7 @@ namespace Snapper;
 /// Concurrency control is per actor: acquiring any key for writing takes the actor's write access (an ACT's exclusive
 /// lock; a PACT already has its turn), and the transaction works on its own copy of the collection.
 /// </remarks>
-public abstract class KeyValueActor<TKey, TValue> : TransactionalActor<KeyValueState<TKey, TValue>>
+public abstract partial class KeyValueActor<TKey, TValue> : TransactionalActor<KeyValueState<TKey, TValue>>, IDependencyEndpoints
     where TKey : notnull
 {
     /// <summary>

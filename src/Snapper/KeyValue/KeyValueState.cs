@@ -15,14 +15,20 @@ namespace Snapper.KeyValue;
 public sealed class KeyValueState<TKey, TValue> : IIncrementallyLogged
     where TKey : notnull
 {
-    /// <summary>The space of user keys in the log's entries (dependency entries have their own).</summary>
+    /// <summary>The space of user keys in the log's entries.</summary>
     internal const byte UserKeys = 0;
+
+    /// <summary>The space of dependency entries in the log's entries: a key and its <see cref="KeyLinks"/>.</summary>
+    internal const byte DependencyKeys = 1;
 
     // Neither serialized nor copied (no [Id]): what this version changed since it was copied, and what its changes are
     // relative to (see IIncrementallyLogged). A copy starts with no changes; the copier leaves the flags false, which
     // is the safe default (log the whole state) until ContinueFrom says otherwise.
     [NonSerialized]
     private HashSet<TKey>? _changed;
+
+    [NonSerialized]
+    private HashSet<TKey>? _changedLinks;
 
     [NonSerialized]
     private bool _baseInLog;
@@ -32,6 +38,10 @@ public sealed class KeyValueState<TKey, TValue> : IIncrementallyLogged
 
     [Id(0)]
     internal Dictionary<TKey, TValue> Entries { get; set; } = new();
+
+    /// <summary>The dependencies of keys that have some (thesis §5.2.2), as leader or follower.</summary>
+    [Id(1)]
+    internal Dictionary<TKey, KeyLinks> Links { get; set; } = new();
 
     /// <summary>The state of an actor no transaction has written: empty, which is also what the log holds before its first record.</summary>
     internal static KeyValueState<TKey, TValue> Empty() => new() { _baseInLog = true };
@@ -47,9 +57,17 @@ public sealed class KeyValueState<TKey, TValue> : IIncrementallyLogged
         }
 
         var state = new KeyValueState<TKey, TValue> { _baseInLog = true };
-        foreach (var entry in entries.Where(e => e.Space == UserKeys))
+        foreach (var entry in entries)
         {
-            state.Entries[serializer.Deserialize<TKey>(entry.Key)!] = serializer.Deserialize<TValue>(entry.Value!)!;
+            var key = serializer.Deserialize<TKey>(entry.Key)!;
+            if (entry.Space == DependencyKeys)
+            {
+                state.Links[key] = serializer.Deserialize<KeyLinks>(entry.Value!)!;
+            }
+            else
+            {
+                state.Entries[key] = serializer.Deserialize<TValue>(entry.Value!)!;
+            }
         }
 
         return state;
@@ -74,15 +92,37 @@ public sealed class KeyValueState<TKey, TValue> : IIncrementallyLogged
         return true;
     }
 
+    /// <summary>The dependencies of <paramref name="key"/> (none if it has none).</summary>
+    internal KeyLinks LinksOf(TKey key) => Links.GetValueOrDefault(key) ?? KeyLinks.None;
+
+    /// <summary>Replaces the dependencies of <paramref name="key"/>, remembering the key's links as changed by this version.</summary>
+    internal void SetLinks(TKey key, KeyLinks links)
+    {
+        if (links.IsEmpty)
+        {
+            Links.Remove(key);
+        }
+        else
+        {
+            Links[key] = links;
+        }
+
+        (_changedLinks ??= []).Add(key);
+    }
+
     byte[] IIncrementallyLogged.EncodeForLog(Serializer serializer)
     {
         if (!_baseInLog)
         {
             _loggedWhole = true;
-            return KeyedEntries.Encode(whole: true, [.. Entries.Select(e => Entry(serializer, e.Key, present: true))]);
+            return KeyedEntries.Encode(whole: true, [
+                .. Entries.Keys.Select(key => Entry(serializer, key)),
+                .. Links.Keys.Select(key => LinksEntry(serializer, key))]);
         }
 
-        return KeyedEntries.Encode(whole: false, [.. (_changed ?? []).Select(key => Entry(serializer, key, Entries.ContainsKey(key)))]);
+        return KeyedEntries.Encode(whole: false, [
+            .. (_changed ?? []).Select(key => Entry(serializer, key)),
+            .. (_changedLinks ?? []).Select(key => LinksEntry(serializer, key))]);
     }
 
     void IIncrementallyLogged.ContinueFrom(object source)
@@ -90,8 +130,12 @@ public sealed class KeyValueState<TKey, TValue> : IIncrementallyLogged
         var from = (KeyValueState<TKey, TValue>)source;
         _baseInLog = from._baseInLog || from._loggedWhole;
         _changed = null;
+        _changedLinks = null;
     }
 
-    private KeyedEntry Entry(Serializer serializer, TKey key, bool present) =>
-        new(UserKeys, serializer.SerializeToArray(key), present ? serializer.SerializeToArray(Entries[key]) : null);
+    private KeyedEntry Entry(Serializer serializer, TKey key) =>
+        new(UserKeys, serializer.SerializeToArray(key), Entries.TryGetValue(key, out var value) ? serializer.SerializeToArray(value) : null);
+
+    private KeyedEntry LinksEntry(Serializer serializer, TKey key) =>
+        new(DependencyKeys, serializer.SerializeToArray(key), Links.TryGetValue(key, out var links) ? serializer.SerializeToArray(links) : null);
 }
