@@ -10,6 +10,8 @@ namespace Snapper.Tests.Durability;
 /// that moves money between accounts, is killed with SIGKILL at a random moment, and is restarted on the same data
 /// folder. After each restart: every transaction the client saw committed is there, none it saw aborted is, those
 /// cut off by the kill are all-or-nothing, money is conserved, and the per-account write orders are acyclic.
+/// Every other pair of rounds keeps its accounts as keys of key-value actors (branches of four accounts), whose
+/// states are logged incrementally, so kills land between change records, checkpoints folding them, and recovery.
 /// Seeded: a failure names its kill point. CI runs 20 kill points; SNAPPER_CRASH_POINTS=200 runs the long version.
 /// </summary>
 public sealed class CrashTests(ITestOutputHelper output) : IDisposable
@@ -54,7 +56,7 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
                 }
 
                 var clock = System.Diagnostics.Stopwatch.StartNew();
-                var round = new Round(point, random.Next());
+                var round = new Round(point, random.Next(), keyed: point / 2 % 2 == 1);
                 await round.OpenAsync(silo.Client);
                 var opened = clock.Elapsed;
                 var workload = round.RunAsync(silo.Client);
@@ -73,7 +75,7 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
                 CopyFolder(_folder, _folder + ".at-kill");
 
                 silo = await SiloProcess.StartAsync(_folder, LoggersAt(point + 1));
-                output.WriteLine($"point {point}: opened {opened.TotalSeconds:0.0} s, killed {killed.TotalSeconds:0.0} s, disposed {disposed.TotalSeconds:0.0} s, restarted {clock.Elapsed.TotalSeconds:0.0} s");
+                output.WriteLine($"point {point} ({(round.Keyed ? "key-value" : "accounts")}; {string.Join(", ", round.Counts().Select(c => $"{c.Item2} {c.Item1}"))}): opened {opened.TotalSeconds:0.0} s, killed {killed.TotalSeconds:0.0} s, disposed {disposed.TotalSeconds:0.0} s, restarted {clock.Elapsed.TotalSeconds:0.0} s");
                 foreach (var (outcome, count) in round.Counts())
                 {
                     totals[outcome] = totals.GetValueOrDefault(outcome) + count;
@@ -140,23 +142,55 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
         public IEnumerable<long> Accounts => To.Prepend(From);
     }
 
-    /// <summary>One kill point: its own accounts (so states stay small while the log grows), its operations and their outcomes.</summary>
-    private sealed class Round(int point, int seed)
+    /// <summary>
+    /// One kill point: its own accounts (so states stay small while the log grows), its operations and their outcomes;
+    /// <paramref name="keyed"/>: the accounts are keys of <see cref="ILedgerBranch"/> actors rather than actors of their own.
+    /// </summary>
+    private sealed class Round(int point, int seed, bool keyed)
     {
         private readonly long[] _ids = Enumerable.Range(1, Accounts).Select(i => 1_000_000L + point * 100L + i).ToArray();
         private readonly ConcurrentDictionary<long, Op> _ops = new();
         private long _nextOp = point * 1_000_000L;
 
+        public bool Keyed => keyed;
+
         public IEnumerable<(Outcome, int)> Counts() => _ops.Values.GroupBy(o => o.Outcome).Select(g => (g.Key, g.Count()));
 
         private static ILedgerAccount Account(IGrainFactory grains, long id) => grains.GetGrain<ILedgerAccount>(id);
 
-        public async Task OpenAsync(IGrainFactory grains) =>
-            await Task.WhenAll(_ids.Select(id => UntilAnsweredAsync(async () =>
+        private static ILedgerBranch Branch(IGrainFactory grains, long account) => grains.GetGrain<ILedgerBranch>(LedgerBranches.BranchOf(account));
+
+        public async Task OpenAsync(IGrainFactory grains) => await Task.WhenAll(keyed
+            ? _ids.GroupBy(LedgerBranches.BranchOf).Select(branch => UntilAnsweredAsync(async () =>
+            {
+                var actor = grains.GetGrain<ILedgerBranch>(branch.Key);
+                await actor.StartTxn(actor.Open, new BranchOpen([.. branch], Opening));
+                return true;
+            }))
+            : _ids.Select(id => UntilAnsweredAsync(async () =>
             {
                 await Account(grains, id).StartTxn(Account(grains, id).Open, Opening);
                 return true;
             })));
+
+        /// <summary>The transfer as an ACT or a PACT (declaring every actor it touches once).</summary>
+        private Task TransferAsync(IGrainFactory grains, Op op, bool pact)
+        {
+            if (keyed)
+            {
+                var branch = Branch(grains, op.From);
+                var move = new BranchMove(op.Id, op.From, op.To, op.Amount);
+                return pact
+                    ? branch.StartTxn(branch.Move, move, ActorAccessInfo.Of([.. op.Accounts.Select(LedgerBranches.BranchOf).Distinct().Select(b => (IAddressable)grains.GetGrain<ILedgerBranch>(b))]))
+                    : branch.StartTxn(branch.Move, move);
+            }
+
+            var from = Account(grains, op.From);
+            var ledgerMove = new LedgerMove(op.Id, op.To, op.Amount);
+            return pact
+                ? from.StartTxn(from.Move, ledgerMove, ActorAccessInfo.Of([.. op.Accounts.Select(id => (IAddressable)Account(grains, id))]))
+                : from.StartTxn(from.Move, ledgerMove);
+        }
 
         /// <summary>Six clients submit transfers (half PACTs) until the silo dies under them.</summary>
         public Task RunAsync(IGrainFactory grains) => Task.WhenAll(Enumerable.Range(0, 6).Select(loop => Task.Run(async () =>
@@ -167,13 +201,9 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
                 var shuffled = _ids.OrderBy(_ => random.Next()).ToArray();
                 var op = new Op(Interlocked.Increment(ref _nextOp), shuffled[0], shuffled[1..random.Next(2, 5)], random.Next(1, 40));
                 _ops[op.Id] = op;
-                var from = Account(grains, op.From);
-                var move = new LedgerMove(op.Id, op.To, op.Amount);
                 try
                 {
-                    await (random.Next(2) == 0
-                        ? from.StartTxn(from.Move, move)
-                        : from.StartTxn(from.Move, move, ActorAccessInfo.Of([.. op.Accounts.Select(id => (IAddressable)Account(grains, id))])));
+                    await TransferAsync(grains, op, pact: random.Next(2) == 1);
                     op.Outcome = Outcome.Committed;
                 }
                 catch (TransactionAbortedException)
@@ -212,8 +242,9 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
         public async Task VerifyAsync(IGrainFactory grains)
         {
             var first = Account(grains, _ids[0]);
-            var states = (await UntilAnsweredAsync(() => first.StartTxn(first.ReadAll, _ids))).Select((s, i) => (Id: _ids[i], State: s)).ToDictionary(x => x.Id, x => x.State);
-            var where = $"kill point {point} (seed {seed})";
+            var firstBranch = Branch(grains, _ids[0]);
+            var states = (await UntilAnsweredAsync(() => keyed ? firstBranch.StartTxn(firstBranch.ReadAll, _ids) : first.StartTxn(first.ReadAll, _ids))).Select((s, i) => (Id: _ids[i], State: s)).ToDictionary(x => x.Id, x => x.State);
+            var where = $"kill point {point} (seed {seed}, {(keyed ? "key-value branches" : "one actor per account")})";
 
             foreach (var op in _ops.Values)
             {
