@@ -125,6 +125,12 @@ public sealed class SnapperDHybridTests(SnapperDFixture fixture, ITestOutputHelp
     [InlineData(85, 0.5)]
     public Task Random_key_value_histories_with_actors_on_both_workers_are_serializable(int seed, double pactFraction) =>
         RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction) with { Keyed = true });
+
+    /// <summary>With each key replicated by an update dependency on another actor (forwarding across workers).</summary>
+    [Theory]
+    [InlineData(86, 0.9)]
+    public Task Random_key_value_histories_with_replicated_keys_on_both_workers_are_serializable(int seed, double pactFraction) =>
+        RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction) with { Keyed = true, Mirrored = true });
 }
 
 /// <summary>Hybrid histories across workers under the stricter rule, <see cref="Hosting.HybridScheduling.CommittedBatchesOnly"/>.</summary>

@@ -107,7 +107,17 @@ public interface IKeyedHistoryActor : ITransactionalActor, IGrainWithIntegerKey
     Task<Observation[]> Execute(TxnContext ctx, Step step);
 
     Task<long[]> Writers(TxnContext ctx, int key);
+
+    /// <summary>Creates the keys with empty writer lists (a leader key must exist before anything follows it).</summary>
+    Task Seed(TxnContext ctx, int[] keys);
+
+    /// <summary>Makes this actor's key a replica of the same key of another history actor (an update dependency).</summary>
+    Task Mirror(TxnContext ctx, MirrorOf leader);
 }
+
+/// <summary>The key <paramref name="Key"/> of history actor <paramref name="Grain"/>, which a replica follows.</summary>
+[GenerateSerializer, Immutable]
+public sealed record MirrorOf([property: Id(0)] long Grain, [property: Id(1)] int Key);
 
 /// <summary>
 /// The history actor as a key-value actor: each of its keys is one "actor" of the history (the step's
@@ -137,4 +147,16 @@ public sealed class KeyedHistoryActor : KeyValueActor<int, long[]>, IKeyedHistor
 
     public async Task<long[]> Writers(TxnContext ctx, int key) =>
         (await GetState(ctx, AccessMode.Read, key)).TryGet(key, out var list) ? list : [];
+
+    public async Task Seed(TxnContext ctx, int[] keys)
+    {
+        var state = await GetState(ctx, AccessMode.ReadWrite, keys);
+        foreach (var key in keys.Where(k => !state.ContainsKey(k)))
+        {
+            state.Put(key, []);
+        }
+    }
+
+    public Task Mirror(TxnContext ctx, MirrorOf leader) =>
+        RegisterUpdateDependency(ctx, GrainFactory.GetGrain<IKeyedHistoryActor>(leader.Grain), leader.Key, leader.Key, new Snapper.KeyValue.Replicate<int, int, long[]>());
 }

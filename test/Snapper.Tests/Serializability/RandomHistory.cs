@@ -14,24 +14,57 @@ public sealed record RandomWorkloadShape(
     double ParallelProbability = 0.5,
     double UserAbortProbability = 0.05,
     double PactFraction = 0,
-    bool Keyed = false);
+    bool Keyed = false,
+    bool Mirrored = false);
 
 /// <summary>
 /// Generates seeded random transactions over <see cref="HistoryActor"/>s, runs them concurrently as ACTs or, for
 /// a <see cref="RandomWorkloadShape.PactFraction"/> of them, as PACTs declaring exactly the accesses their plan
 /// makes, and collects the history for <see cref="HistoryChecker"/>. A failure reproduces from its seed. With
-/// <see cref="RandomWorkloadShape.Keyed"/> the history's actors are keys of <see cref="KeyedHistoryActor"/>s.
+/// <see cref="RandomWorkloadShape.Keyed"/> the history's actors are keys of <see cref="KeyedHistoryActor"/>s; with
+/// <see cref="RandomWorkloadShape.Mirrored"/> as well, each key has a replica on another actor (an update dependency),
+/// which only forwarding writes and some reads read instead of the key: the replica is one more object of the history,
+/// written by exactly the transactions that write its leader, in the same transaction.
 /// </summary>
 public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomWorkloadShape shape)
 {
     /// <summary>How many transactions aborted for each reason, for the test output.</summary>
     public ConcurrentDictionary<AbortReason, int> AbortReasons { get; } = new();
 
-    public IEnumerable<long> Actors => Enumerable.Range(0, shape.HotActors + shape.ColdActors).Select(i => firstActor + i);
+    /// <summary>Added to a key's id for its replica's: a key of another grain (the offset is a multiple of the keys per grain).</summary>
+    public const long MirrorOffset = 1L << 40;
+
+    private IEnumerable<long> Leaders => Enumerable.Range(0, shape.HotActors + shape.ColdActors).Select(i => firstActor + i);
+
+    public IEnumerable<long> Actors => shape.Mirrored ? Leaders.Concat(Leaders.Select(id => id + MirrorOffset)) : Leaders;
+
+    private static bool IsMirror(long id) => id >= MirrorOffset;
+
+    /// <summary>Creates every key and makes each replica follow its key.</summary>
+    private async Task SetUpMirrorsAsync()
+    {
+        foreach (var grain in Leaders.GroupBy(id => KeyedHistoryActor.Locate(id).Grain))
+        {
+            var actor = grains.GetGrain<IKeyedHistoryActor>(grain.Key);
+            await actor.StartTxn(actor.Seed, grain.Select(id => KeyedHistoryActor.Locate(id).Key).ToArray());
+        }
+
+        foreach (var id in Leaders)
+        {
+            var (grain, key) = KeyedHistoryActor.Locate(id);
+            var mirror = grains.GetGrain<IKeyedHistoryActor>(KeyedHistoryActor.Locate(id + MirrorOffset).Grain);
+            await mirror.StartTxn(mirror.Mirror, new MirrorOf(grain, key));
+        }
+    }
 
     public async Task<(IReadOnlyList<RecordedTxn> History, IReadOnlyDictionary<long, long[]> Final)> RunAsync(
         int seed, int transactions, int concurrency, long firstTxnId)
     {
+        if (shape.Mirrored)
+        {
+            await SetUpMirrorsAsync();
+        }
+
         var random = new Random(seed);
         var plans = Enumerable.Range(0, transactions)
             .Select(i => (Plan: Plan(random, firstTxnId + i), Pact: random.NextDouble() < shape.PactFraction))
@@ -100,6 +133,11 @@ public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomW
         var pending = new Stack<Step>([step]);
         while (pending.TryPop(out var current))
         {
+            if (shape.Mirrored && current.Write)
+            {
+                info.Add(GrainOf(current.Target + MirrorOffset)); // the write is forwarded to the replica's actor
+            }
+
             for (var i = 0; i < current.Children.Length; i++)
             {
                 info.Add(GrainOf(current.ChildActors[i]));
@@ -129,13 +167,19 @@ public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomW
         var wanted = budget > 0 ? random.Next(0, Math.Min(3, budget) + 1) : 0;
         for (var i = 0; i < wanted && budget > 0; i++)
         {
-            var child = PickActor(random, used);
-            childActors.Add(child);
-            children.Add(Build(random, txn, child, ref budget, used, ref counter, failAt));
+            var child = Build(random, txn, PickActor(random, used), ref budget, used, ref counter, failAt);
+            childActors.Add(child.Target);
+            children.Add(child);
         }
 
-        return new Step(txn, random.NextDouble() < shape.WriteProbability, [.. children], [.. childActors],
-            random.NextDouble() < shape.ParallelProbability, fails, Target: target);
+        var write = random.NextDouble() < shape.WriteProbability;
+        var parallel = random.NextDouble() < shape.ParallelProbability;
+        if (shape.Mirrored && !write && random.NextDouble() < 0.4)
+        {
+            target += MirrorOffset; // read the replica instead (only forwarding writes it)
+        }
+
+        return new Step(txn, write, [.. children], [.. childActors], parallel, fails, Target: target);
     }
 
     private long PickActor(Random random, List<long> used)

@@ -36,6 +36,14 @@ public sealed class RandomizedHistoryTests(ClusterFixture fixture, ITestOutputHe
     [InlineData(54, 0.9)]
     public Task Random_key_value_histories_are_serializable(int seed, double pactFraction) =>
         RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction) with { Keyed = true });
+
+    /// <summary>The same with each key replicated on another actor by an update dependency, some reads reading the replica.</summary>
+    [Theory]
+    [InlineData(55, 0.0)]
+    [InlineData(56, 1.0)]
+    [InlineData(57, 0.9)]
+    public Task Random_key_value_histories_with_replicated_keys_are_serializable(int seed, double pactFraction) =>
+        RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction) with { Keyed = true, Mirrored = true });
 }
 
 /// <summary>The hybrid mixes again under the stricter rule, <see cref="Hosting.HybridScheduling.CommittedBatchesOnly"/>.</summary>
@@ -85,5 +93,9 @@ internal static class RandomRuns
         }
 
         Assert.Empty(problems);
+        foreach (var id in final.Keys.Where(id => shape.Mirrored && id < RandomHistory.MirrorOffset))
+        {
+            Assert.True(final[id].SequenceEqual(final[id + RandomHistory.MirrorOffset]), $"seed {seed}: the replica of {id} holds other writers than its key");
+        }
     }
 }
