@@ -11,7 +11,7 @@ using Snapper.Workloads;
 using Snapper.Workloads.SmallBank;
 using Snapper.Workloads.Tpcc;
 
-var workloadOption = new Option<string>("--workload") { Description = "smallbank or tpcc", DefaultValueFactory = _ => "smallbank" };
+var workloadOption = new Option<string>("--workload") { Description = "smallbank, tpcc or kvbank", DefaultValueFactory = _ => "smallbank" };
 var modesOption = new Option<string>("--modes") { Description = "Comma-separated modes (NT,ACT,PACT,Hybrid,OrleansTxn); default: all the workload supports" };
 var actorsOption = new Option<int?>("--actors") { Description = "SmallBank accounts (default 10000; 1000 with --quick)" };
 var txnSizeOption = new Option<string>("--txnsize") { Description = "Actors per transaction; a comma-separated list sweeps it", DefaultValueFactory = _ => "4" };
@@ -23,6 +23,12 @@ var orderPartitionsOption = new Option<string>("--order-partitions")
 {
     Description = "TPC-C order actors per district: 2 = low skew, 1 = high skew; a list sweeps it",
     DefaultValueFactory = _ => "2",
+};
+var actorSizeOption = new Option<string?>("--actor-size") { Description = "kvbank: accounts (keys) per branch actor; a list sweeps it (default 100,1000; 100 with --quick)" };
+var statesOption = new Option<string>("--states")
+{
+    Description = "kvbank: how branches keep accounts, snapshot (one opaque state, logged whole) and/or incremental (a key-value actor)",
+    DefaultValueFactory = _ => "snapshot,incremental",
 };
 var itemsOption = new Option<int?>("--items") { Description = "TPC-C items (default 100000; 10000 with --quick)" };
 var pipelineOption = new Option<string[]>("--pipeline")
@@ -72,7 +78,7 @@ var minutesOption = new Option<int?>("--minutes")
 
 var root = new RootCommand("Snapper experiment runner: one workload, several execution modes side by side, CSV and charts.")
 {
-    workloadOption, modesOption, actorsOption, txnSizeOption, zipfOption, hotOption, pactPercentOption, warehousesOption, orderPartitionsOption,
+    workloadOption, modesOption, actorsOption, txnSizeOption, actorSizeOption, statesOption, zipfOption, hotOption, pactPercentOption, warehousesOption, orderPartitionsOption,
     itemsOption, pipelineOption, epochsOption,
     warmupOption, epochSecondsOption, quickOption, outOption, dataOption, clusterOption, clusterDataOption, workersOption, distPercentOption, distLevelOption,
     tagOption, loggingOption, checkpointOption, seedOption, replotOption, minutesOption,
@@ -151,7 +157,14 @@ root.SetAction(async (parse, cancellationToken) =>
             Ints(parse.GetValue(warehousesOption) ?? (quick ? "1" : "2")),
             Ints(parse.GetValue(orderPartitionsOption)!),
             parse.GetValue(itemsOption) ?? (quick ? 10_000 : 100_000)),
-        _ => throw new ArgumentException($"Unknown workload '{workloadName}'; use smallbank or tpcc."),
+        "kvbank" => KeyValueBankPoints(
+            parse.GetValue(actorsOption) ?? (quick ? 100 : 1_000),
+            Ints(parse.GetValue(actorSizeOption) ?? (quick ? "100" : "100,1000")),
+            Ints(parse.GetValue(txnSizeOption)!),
+            parse.GetValue(hotOption) is { } hotBranches ? Doubles(hotBranches) : [1],
+            parse.GetValue(statesOption)!.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)
+                .Select(name => Enum.Parse<Snapper.Workloads.KeyValueBank.BranchStateKind>(name, ignoreCase: true)).ToArray()),
+        _ => throw new ArgumentException($"Unknown workload '{workloadName}'; use smallbank, tpcc or kvbank."),
     };
     var modes = parse.GetValue(modesOption) is { } list
         ? list.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).Select(Enum.Parse<BenchmarkMode>).ToArray()
@@ -290,6 +303,14 @@ static IReadOnlyList<IWorkload> TpccPoints(int[] warehouses, int[] orderPartitio
     (from w in warehouses
      from partitions in orderPartitions
      select (IWorkload)new TpccWorkload(new TpccSettings(w, partitions, items))).ToArray();
+
+// The state kinds innermost, so that both kinds of one point run next to each other.
+static IReadOnlyList<IWorkload> KeyValueBankPoints(int actors, int[] actorSizes, int[] txnSizes, double[] hots, Snapper.Workloads.KeyValueBank.BranchStateKind[] states) =>
+    (from size in actorSizes
+     from txnSize in txnSizes
+     from hot in hots
+     from state in states
+     select (IWorkload)new Snapper.Workloads.KeyValueBank.KeyValueBankWorkload(new(actors, size, txnSize, state, hot))).ToArray();
 
 static IReadOnlyList<BenchmarkDurability> Durabilities(string list, string walFolder, TimeSpan checkpointInterval) =>
     list.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).Select(name => name.ToLowerInvariant() switch
