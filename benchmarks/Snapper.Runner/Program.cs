@@ -11,7 +11,7 @@ using Snapper.Workloads;
 using Snapper.Workloads.SmallBank;
 using Snapper.Workloads.Tpcc;
 
-var workloadOption = new Option<string>("--workload") { Description = "smallbank, tpcc or kvbank", DefaultValueFactory = _ => "smallbank" };
+var workloadOption = new Option<string>("--workload") { Description = "smallbank, tpcc, kvbank or marketplace", DefaultValueFactory = _ => "smallbank" };
 var modesOption = new Option<string>("--modes") { Description = "Comma-separated modes (NT,ACT,PACT,Hybrid,OrleansTxn); default: all the workload supports" };
 var actorsOption = new Option<int?>("--actors") { Description = "SmallBank accounts (default 10000; 1000 with --quick)" };
 var txnSizeOption = new Option<string>("--txnsize") { Description = "Actors per transaction; a comma-separated list sweeps it", DefaultValueFactory = _ => "4" };
@@ -30,6 +30,8 @@ var statesOption = new Option<string>("--states")
     Description = "kvbank: how branches keep accounts, snapshot (one opaque state, logged whole) and/or incremental (a key-value actor)",
     DefaultValueFactory = _ => "snapshot,incremental",
 };
+var actorSkewOption = new Option<string>("--actor-skew") { Description = "marketplace: share of sellers that are hot (75% of picks); 1 = uniform; a list sweeps it", DefaultValueFactory = _ => "1" };
+var keySkewOption = new Option<string>("--key-skew") { Description = "marketplace: share of a seller's products that are hot (75% of picks); 1 = uniform; a list sweeps it", DefaultValueFactory = _ => "1" };
 var itemsOption = new Option<int?>("--items") { Description = "TPC-C items (default 100000; 10000 with --quick)" };
 var pipelineOption = new Option<string[]>("--pipeline")
 {
@@ -78,7 +80,7 @@ var minutesOption = new Option<int?>("--minutes")
 
 var root = new RootCommand("Snapper experiment runner: one workload, several execution modes side by side, CSV and charts.")
 {
-    workloadOption, modesOption, actorsOption, txnSizeOption, actorSizeOption, statesOption, zipfOption, hotOption, pactPercentOption, warehousesOption, orderPartitionsOption,
+    workloadOption, modesOption, actorsOption, txnSizeOption, actorSizeOption, statesOption, actorSkewOption, keySkewOption, zipfOption, hotOption, pactPercentOption, warehousesOption, orderPartitionsOption,
     itemsOption, pipelineOption, epochsOption,
     warmupOption, epochSecondsOption, quickOption, outOption, dataOption, clusterOption, clusterDataOption, workersOption, distPercentOption, distLevelOption,
     tagOption, loggingOption, checkpointOption, seedOption, replotOption, minutesOption,
@@ -164,7 +166,12 @@ root.SetAction(async (parse, cancellationToken) =>
             parse.GetValue(hotOption) is { } hotBranches ? Doubles(hotBranches) : [1],
             parse.GetValue(statesOption)!.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)
                 .Select(name => Enum.Parse<Snapper.Workloads.KeyValueBank.BranchStateKind>(name, ignoreCase: true)).ToArray()),
-        _ => throw new ArgumentException($"Unknown workload '{workloadName}'; use smallbank, tpcc or kvbank."),
+        "marketplace" => MarketplacePoints(
+            parse.GetValue(actorsOption) ?? (quick ? 1_000 : 2_000),
+            Doubles(parse.GetValue(actorSkewOption)!),
+            Doubles(parse.GetValue(keySkewOption)!),
+            quick),
+        _ => throw new ArgumentException($"Unknown workload '{workloadName}'; use smallbank, tpcc, kvbank or marketplace."),
     };
     var modes = parse.GetValue(modesOption) is { } list
         ? list.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).Select(Enum.Parse<BenchmarkMode>).ToArray()
@@ -303,6 +310,12 @@ static IReadOnlyList<IWorkload> TpccPoints(int[] warehouses, int[] orderPartitio
     (from w in warehouses
      from partitions in orderPartitions
      select (IWorkload)new TpccWorkload(new TpccSettings(w, partitions, items))).ToArray();
+
+static IReadOnlyList<IWorkload> MarketplacePoints(int customers, double[] actorSkews, double[] keySkews, bool quick) =>
+    (from actorSkew in actorSkews
+     from keySkew in keySkews
+     select (IWorkload)new Snapper.Workloads.Marketplace.MarketplaceWorkload(
+         new(Sellers: quick ? 8 : 20, ProductsPerSeller: quick ? 20 : 100, customers, actorSkew, keySkew))).ToArray();
 
 // The state kinds innermost, so that both kinds of one point run next to each other.
 static IReadOnlyList<IWorkload> KeyValueBankPoints(int actors, int[] actorSizes, int[] txnSizes, double[] hots, Snapper.Workloads.KeyValueBank.BranchStateKind[] states) =>

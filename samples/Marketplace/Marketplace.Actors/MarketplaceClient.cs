@@ -106,7 +106,7 @@ public sealed class MarketplaceClient(IGrainFactory grains, MarketplaceLayout la
             }
         }
 
-        for (var customer = 0; customer < layout.Customers; customer++)
+        foreach (var customer in layout.CustomerIds)
         {
             foreach (var (id, item) in await Cart(customer).StartTxn(Cart(customer).Items, 0))
             {

@@ -13,8 +13,12 @@ public sealed record MarketplaceLayout(
     [property: Id(3)] int CustomerActors = 4,
     [property: Id(4)] int OrderActors = 4,
     [property: Id(5)] int PaymentActors = 4,
-    [property: Id(6)] int ShipmentActors = 2)
+    [property: Id(6)] int ShipmentActors = 2,
+    [property: Id(7)] int FirstCustomer = 0)
 {
+    /// <summary>The customers' ids (and their carts' actor ids).</summary>
+    public IEnumerable<int> CustomerIds => Enumerable.Range(FirstCustomer, Customers);
+
     public int SellerOf(int product) => product / ProductsPerSeller;
 
     public IEnumerable<int> ProductsOf(int seller) => Enumerable.Range(seller * ProductsPerSeller, ProductsPerSeller);

@@ -1,0 +1,167 @@
+using System.Globalization;
+using Marketplace;
+using Snapper;
+
+namespace Snapper.Workloads.Marketplace;
+
+/// <summary>Parameters of the Online Marketplace point (thesis §5.4.6).</summary>
+/// <param name="Sellers">Sellers, each with a product actor, a stock actor and a seller actor.</param>
+/// <param name="ProductsPerSeller">Products (keys) per seller.</param>
+/// <param name="Customers">Customers, each with a cart actor.</param>
+/// <param name="ActorSkew">The share of sellers that are hot: 75% of product picks go to them (1 = uniform).</param>
+/// <param name="KeySkew">The share of a seller's products that are hot: 75% of its picks go to them (1 = uniform).</param>
+public sealed record MarketplaceSettings(int Sellers = 20, int ProductsPerSeller = 100, int Customers = 2_000, double ActorSkew = 1, double KeySkew = 1);
+
+/// <summary>
+/// The Online Marketplace mix: AddItemToCart, DeleteItemInCart and UpdatePrice as ACTs, Checkout of 1-5 items as a PACT
+/// in <see cref="BenchmarkMode.Hybrid"/> (the thesis's mix) or as an ACT in <see cref="BenchmarkMode.ACT"/>. A client
+/// loop works on one customer at a time and knows its cart, so a checkout declares exactly what it reaches. Checked
+/// after a run: every cart price equals its product's, no stock without its product, each seller's view equals a
+/// recomputation from the orders.
+/// </summary>
+public sealed class MarketplaceWorkload : IWorkload
+{
+    private const int StockPerProduct = 1_000_000_000;
+    private readonly MarketplaceSettings _settings;
+    private readonly KeySampler _sellers;
+    private readonly KeySampler _products;
+    private long _nextOrder;
+    private bool _setUp;
+    private MarketplaceLayout _layout;
+    private Customer[] _customers = [];
+
+    public MarketplaceWorkload(MarketplaceSettings settings)
+    {
+        _settings = settings;
+        _sellers = Sampler(settings.Sellers, settings.ActorSkew);
+        _products = Sampler(settings.ProductsPerSeller, settings.KeySkew);
+        _layout = new MarketplaceLayout(settings.Sellers, settings.ProductsPerSeller, settings.Customers, OrderActors: 8, PaymentActors: 8, CustomerActors: 8, ShipmentActors: 4);
+        Parameters =
+        [
+            new("sellers", settings.Sellers.ToString(CultureInfo.InvariantCulture)),
+            new("products", settings.ProductsPerSeller.ToString(CultureInfo.InvariantCulture)),
+            new("customers", settings.Customers.ToString(CultureInfo.InvariantCulture)),
+            new("actorskew", settings.ActorSkew.ToString(CultureInfo.InvariantCulture)),
+            new("keyskew", settings.KeySkew.ToString(CultureInfo.InvariantCulture)),
+        ];
+    }
+
+    private static KeySampler Sampler(int n, double hot) => hot >= 1 ? KeySampler.Zipf(n, 0) : KeySampler.HotSet(n, hot, hotProbability: 0.75);
+
+    public string Name => "marketplace";
+
+    public IReadOnlyList<KeyValuePair<string, string>> Parameters { get; }
+
+    public IReadOnlyList<BenchmarkMode> Modes { get; } = [BenchmarkMode.ACT, BenchmarkMode.Hybrid];
+
+    /// <summary>
+    /// Sets up the sellers once; every mode gets carts of its own (customer ids after the previous mode's), so that
+    /// what a client loop knows of a cart is exactly what is in it. Products, stock, orders and views are shared.
+    /// </summary>
+    public async Task PrepareAsync(IGrainFactory grains, BenchmarkMode mode, CancellationToken cancellationToken)
+    {
+        if (!_setUp)
+        {
+            await new MarketplaceClient(grains, _layout).SetUpAsync(product => 1m + product % 100, StockPerProduct);
+            _setUp = true;
+        }
+        else
+        {
+            _layout = _layout with { FirstCustomer = _layout.FirstCustomer + _settings.Customers };
+        }
+
+        _customers = [.. _layout.CustomerIds.Select(id => new Customer(id))];
+    }
+
+    public ITransactionDriver CreateDriver(IGrainFactory grains, BenchmarkMode mode, int seed) => mode switch
+    {
+        BenchmarkMode.ACT or BenchmarkMode.Hybrid => new Driver(this, new MarketplaceClient(grains, _layout), pactCheckout: mode == BenchmarkMode.Hybrid, seed),
+        _ => throw new NotSupportedException($"marketplace has no {mode} mode."),
+    };
+
+    public async Task<string?> CheckConsistencyAsync(IGrainFactory grains, BenchmarkMode mode, CancellationToken cancellationToken)
+    {
+        var problems = await new MarketplaceClient(grains, _layout).CheckInvariantsAsync();
+        return problems.Count == 0 ? null : $"{problems.Count} problem(s), first: {problems[0]}";
+    }
+
+    private int NextProduct(Random random) => _sellers.NextDistinct(random, 1)[0] * _settings.ProductsPerSeller + _products.NextDistinct(random, 1)[0];
+
+    /// <summary>A customer and what its cart holds; a client loop that takes it owns it until it lets go.</summary>
+    private sealed class Customer(int id)
+    {
+        private int _taken;
+
+        public int Id => id;
+
+        public HashSet<int> Cart { get; } = [];
+
+        public bool TryTake() => Interlocked.Exchange(ref _taken, 1) == 0;
+
+        public void Release() => Volatile.Write(ref _taken, 0);
+    }
+
+    private sealed class Driver(MarketplaceWorkload workload, MarketplaceClient market, bool pactCheckout, int seed) : ITransactionDriver
+    {
+        private readonly Random _random = new(seed);
+
+        public async Task<RunOutcome> RunOneAsync()
+        {
+            var customer = await TakeAsync();
+            try
+            {
+                var cart = customer.Cart;
+                var draw = _random.NextDouble();
+                if (cart.Count > 0 && (draw < 0.3 || cart.Count >= 5))
+                {
+                    await market.Checkout(customer.Id, Interlocked.Increment(ref workload._nextOrder), cart, pactCheckout);
+                    cart.Clear();
+                }
+                else if (draw < 0.45)
+                {
+                    await market.UpdatePrice(workload.NextProduct(_random), _random.Next(1, 100));
+                }
+                else if (cart.Count > 0 && draw < 0.55)
+                {
+                    var item = cart.ElementAt(_random.Next(cart.Count));
+                    await market.DeleteItemInCart(customer.Id, item);
+                    cart.Remove(item);
+                }
+                else
+                {
+                    var product = workload.NextProduct(_random);
+                    await market.AddItemToCart(customer.Id, product, 1);
+                    cart.Add(product);
+                }
+
+                return RunOutcome.Commit;
+            }
+            catch (Exception exception)
+            {
+                return AbortClassifier.Classify(exception);
+            }
+            finally
+            {
+                customer.Release();
+            }
+        }
+
+        /// <summary>A customer no other loop works on (waiting a moment when, with more loops than customers, all are taken).</summary>
+        private async Task<Customer> TakeAsync()
+        {
+            for (var attempt = 1; ; attempt++)
+            {
+                var customer = workload._customers[_random.Next(workload._customers.Length)];
+                if (customer.TryTake())
+                {
+                    return customer;
+                }
+
+                if (attempt % 8 == 0)
+                {
+                    await Task.Delay(1);
+                }
+            }
+        }
+    }
+}
