@@ -20,7 +20,6 @@ public sealed record AccountRow([property: Id(0)] decimal Balance, [property: Id
 public class KeyValueLoggingBenchmarks
 {
     private Serializer _serializer = null!;
-    private DeepCopier _copier = null!;
     private KeyValueState<long, AccountRow> _committed = null!;
     private KeyValueState<long, AccountRow> _version = null!;
     private byte[] _image = null!;
@@ -36,7 +35,6 @@ public class KeyValueLoggingBenchmarks
     {
         var services = new ServiceCollection().AddSerializer().BuildServiceProvider();
         _serializer = services.GetRequiredService<Serializer>();
-        _copier = services.GetRequiredService<DeepCopier>();
         _committed = KeyValueState<long, AccountRow>.Empty();
         foreach (var key in Enumerable.Range(0, Keys))
         {
@@ -44,8 +42,7 @@ public class KeyValueLoggingBenchmarks
         }
 
         _image = KeyedEntries.Apply(null, [((IIncrementallyLogged)_committed).EncodeForLog(_serializer)]);
-        _version = _copier.Copy(_committed);
-        ((IIncrementallyLogged)_version).ContinueFrom(_committed);
+        _version = (KeyValueState<long, AccountRow>)((IIncrementallyLogged)_committed).NewVersion();
         foreach (var key in Enumerable.Range(0, Changed))
         {
             _version.Set(key * (Keys / Changed), new AccountRow(5m, "changed"));

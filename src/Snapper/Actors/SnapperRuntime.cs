@@ -78,12 +78,8 @@ internal sealed class SnapperRuntime(
     public IActorCallee Callee(GrainId actor) => grainFactory.GetGrain<IActorCallee>(actor);
 
     /// <summary>A private copy of committed state for one transaction; installed only if it commits.</summary>
-    public T Copy<T>(T state) where T : class
-    {
-        var copy = copier.Copy(state)!;
-        (copy as Logging.IIncrementallyLogged)?.ContinueFrom(state);
-        return copy;
-    }
+    public T Copy<T>(T state) where T : class =>
+        state is Logging.IIncrementallyLogged versioned ? (T)versioned.NewVersion() : copier.Copy(state)!;
 
     /// <summary>
     /// A private copy of a method's input or result as it passes between actors (the request types are

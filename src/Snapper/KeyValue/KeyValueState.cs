@@ -1,3 +1,4 @@
+using System.Collections.Immutable;
 using Orleans.Serialization;
 using Snapper.Logging;
 
@@ -8,8 +9,11 @@ namespace Snapper.KeyValue;
 /// keys and values. User code reaches it only through the per-transaction <see cref="DictionaryState{TKey, TValue}"/>.
 /// </summary>
 /// <remarks>
-/// The keys and values must be types Orleans can serialize and copy (mark them <c>[GenerateSerializer]</c>). A version
-/// is logged incrementally: only the keys it changed since the version it was copied from (thesis §5.3.3.2).
+/// The keys and values must be types Orleans can serialize (mark them <c>[GenerateSerializer]</c>). A version is logged
+/// incrementally: only the keys it changed since the version it was copied from (thesis §5.3.3.2). Keys, values and
+/// dependencies are kept in immutable maps, so a transaction's (a batch's) own version is made in constant time whatever
+/// the actor holds, and a write costs O(log n): values are shared between versions, never copied, which is why a value
+/// must only ever be replaced (<c>Put</c>), not changed in place.
 /// </remarks>
 [GenerateSerializer, Alias("snapper.kv-state`2")]
 public sealed class KeyValueState<TKey, TValue> : IIncrementallyLogged
@@ -21,9 +25,9 @@ public sealed class KeyValueState<TKey, TValue> : IIncrementallyLogged
     /// <summary>The space of dependency entries in the log's entries: a key and its <see cref="KeyLinks"/>.</summary>
     internal const byte DependencyKeys = 1;
 
-    // Neither serialized nor copied (no [Id]): what this version changed since it was copied, and what its changes are
-    // relative to (see IIncrementallyLogged). A copy starts with no changes; the copier leaves the flags false, which
-    // is the safe default (log the whole state) until ContinueFrom says otherwise.
+    // Not serialized: what this version changed since it was made from the one before, and what its changes are
+    // relative to (see IIncrementallyLogged). A deserialized state (a migration) has the flags false, the safe default:
+    // its first version logs the whole state.
     [NonSerialized]
     private HashSet<TKey>? _changed;
 
@@ -36,12 +40,34 @@ public sealed class KeyValueState<TKey, TValue> : IIncrementallyLogged
     [NonSerialized]
     private bool _loggedWhole;
 
+    [NonSerialized]
+    private ImmutableDictionary<TKey, TValue>? _entries;
+
+    /// <summary>The keys and values as a state serialized by an earlier Snapper held them (read once, then moved to <see cref="Entries"/>).</summary>
     [Id(0)]
-    internal Dictionary<TKey, TValue> Entries { get; set; } = new();
+    internal Dictionary<TKey, TValue>? LegacyEntries { get; set; }
+
+    /// <summary>The keys and values.</summary>
+    [Id(2)]
+    internal ImmutableDictionary<TKey, TValue> Entries
+    {
+        get
+        {
+            if (LegacyEntries is { } legacy)
+            {
+                _entries = legacy.ToImmutableDictionary();
+                LegacyEntries = null;
+            }
+
+            return _entries ??= ImmutableDictionary<TKey, TValue>.Empty;
+        }
+
+        set => _entries = value;
+    }
 
     /// <summary>The dependencies of keys that have some (thesis §5.2.2), as leader or follower.</summary>
-    [Id(1)]
-    internal Dictionary<TKey, KeyLinks> Links { get; set; } = new();
+    [Id(3)]
+    internal ImmutableDictionary<TKey, KeyLinks> Links { get; set; } = ImmutableDictionary<TKey, KeyLinks>.Empty;
 
     /// <summary>The state of an actor no transaction has written: empty, which is also what the log holds before its first record.</summary>
     internal static KeyValueState<TKey, TValue> Empty() => new() { _baseInLog = true };
@@ -56,38 +82,41 @@ public sealed class KeyValueState<TKey, TValue> : IIncrementallyLogged
             throw new FormatException("a recovered key-value image is not a whole state");
         }
 
-        var state = new KeyValueState<TKey, TValue> { _baseInLog = true };
+        var values = ImmutableDictionary.CreateBuilder<TKey, TValue>();
+        var links = ImmutableDictionary.CreateBuilder<TKey, KeyLinks>();
         foreach (var entry in entries)
         {
             var key = serializer.Deserialize<TKey>(entry.Key)!;
             if (entry.Space == DependencyKeys)
             {
-                state.Links[key] = serializer.Deserialize<KeyLinks>(entry.Value!)!;
+                links[key] = serializer.Deserialize<KeyLinks>(entry.Value!)!;
             }
             else
             {
-                state.Entries[key] = serializer.Deserialize<TValue>(entry.Value!)!;
+                values[key] = serializer.Deserialize<TValue>(entry.Value!)!;
             }
         }
 
-        return state;
+        return new KeyValueState<TKey, TValue> { _baseInLog = true, Entries = values.ToImmutable(), Links = links.ToImmutable() };
     }
 
     /// <summary>Sets <paramref name="key"/>, remembering it as changed by this version.</summary>
     internal void Set(TKey key, TValue value)
     {
-        Entries[key] = value;
+        Entries = Entries.SetItem(key, value);
         (_changed ??= []).Add(key);
     }
 
     /// <summary>Deletes <paramref name="key"/>, remembering it as changed by this version; false if it did not exist.</summary>
     internal bool Remove(TKey key)
     {
-        if (!Entries.Remove(key))
+        var entries = Entries;
+        if (!entries.ContainsKey(key))
         {
             return false;
         }
 
+        Entries = entries.Remove(key);
         (_changed ??= []).Add(key);
         return true;
     }
@@ -98,14 +127,7 @@ public sealed class KeyValueState<TKey, TValue> : IIncrementallyLogged
     /// <summary>Replaces the dependencies of <paramref name="key"/>, remembering the key's links as changed by this version.</summary>
     internal void SetLinks(TKey key, KeyLinks links)
     {
-        if (links.IsEmpty)
-        {
-            Links.Remove(key);
-        }
-        else
-        {
-            Links[key] = links;
-        }
+        Links = links.IsEmpty ? Links.Remove(key) : Links.SetItem(key, links);
 
         (_changedLinks ??= []).Add(key);
     }
@@ -125,13 +147,13 @@ public sealed class KeyValueState<TKey, TValue> : IIncrementallyLogged
             .. (_changedLinks ?? []).Select(key => LinksEntry(serializer, key))]);
     }
 
-    void IIncrementallyLogged.ContinueFrom(object source)
+    /// <summary>A new version sharing this one's maps (constant time), with no changes yet, whose base is this version.</summary>
+    object IIncrementallyLogged.NewVersion() => new KeyValueState<TKey, TValue>
     {
-        var from = (KeyValueState<TKey, TValue>)source;
-        _baseInLog = from._baseInLog || from._loggedWhole;
-        _changed = null;
-        _changedLinks = null;
-    }
+        Entries = Entries,
+        Links = Links,
+        _baseInLog = _baseInLog || _loggedWhole,
+    };
 
     private KeyedEntry Entry(Serializer serializer, TKey key) =>
         new(UserKeys, serializer.SerializeToArray(key), Entries.TryGetValue(key, out var value) ? serializer.SerializeToArray(value) : null);

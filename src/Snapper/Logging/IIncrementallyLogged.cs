@@ -18,6 +18,9 @@ internal interface IIncrementallyLogged
     /// <summary>The log payload of this version: its changes, or the whole state flagged so.</summary>
     byte[] EncodeForLog(Serializer serializer);
 
-    /// <summary>Called on a fresh copy of <paramref name="source"/>: the copy's changes start empty, its base is the source.</summary>
-    void ContinueFrom(object source);
+    /// <summary>
+    /// A private copy for a transaction or batch to change (instead of Orleans' deep copy): it starts with no changes,
+    /// and its base is this version.
+    /// </summary>
+    object NewVersion();
 }
