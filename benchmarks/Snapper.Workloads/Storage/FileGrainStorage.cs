@@ -41,7 +41,10 @@ public sealed class FileGrainStorage(string folder, bool fsync, IGrainStorageSer
         var stored = await CheckETagAsync(path, "writing", stateName, grainId, grainState.ETag);
         var version = GrainStorageRecords.VersionOf(stored) + 1;
         var payload = serializer.Serialize(grainState.State).ToMemory();
-        var temporary = path + ".tmp";
+        // A name of its own per write: should two writes of one record ever overlap (they did once in CI, during the
+        // TPC-C baseline's preparation), each renames its own file and the later ETag check catches the conflict,
+        // instead of one rename finding the other's temporary file gone.
+        var temporary = $"{path}.{Guid.NewGuid():N}.tmp";
         await using (var file = new FileStream(temporary, FileMode.Create, FileAccess.Write, FileShare.None, bufferSize: 4096, useAsync: true))
         {
             var header = new byte[sizeof(long)];
@@ -86,9 +89,11 @@ public sealed class FileGrainStorage(string folder, bool fsync, IGrainStorageSer
     {
         var hash = XxHash64.HashToUInt64(Encoding.UTF8.GetBytes($"{stateName}/{grainId}"));
         var bucket = Path.Combine(folder, (hash & 0xFF).ToString("x2", System.Globalization.CultureInfo.InvariantCulture));
-        if (_createdFolders.TryAdd(bucket, true))
+        if (!_createdFolders.ContainsKey(bucket))
         {
+            // Created before it is marked, so that no writer uses a folder another writer is still creating.
             Directory.CreateDirectory(bucket);
+            _createdFolders.TryAdd(bucket, true);
         }
 
         return Path.Combine(bucket, $"{hash:x16}.state");
