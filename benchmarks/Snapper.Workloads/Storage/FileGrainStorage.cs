@@ -42,8 +42,8 @@ public sealed class FileGrainStorage(string folder, bool fsync, IGrainStorageSer
         var version = GrainStorageRecords.VersionOf(stored) + 1;
         var payload = serializer.Serialize(grainState.State).ToMemory();
         // A name of its own per write: should two writes of one record ever overlap (they did once in CI, during the
-        // TPC-C baseline's preparation), each renames its own file and the later ETag check catches the conflict,
-        // instead of one rename finding the other's temporary file gone.
+        // TPC-C baseline's preparation), each renames its own whole file and the last rename wins, instead of one
+        // rename finding the other's temporary file gone (or renaming a file the other is still writing).
         var temporary = $"{path}.{Guid.NewGuid():N}.tmp";
         await using (var file = new FileStream(temporary, FileMode.Create, FileAccess.Write, FileShare.None, bufferSize: 4096, useAsync: true))
         {
