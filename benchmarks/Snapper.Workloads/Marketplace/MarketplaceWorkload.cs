@@ -25,8 +25,11 @@ public sealed class MarketplaceWorkload : IWorkload
     private readonly MarketplaceSettings _settings;
     private readonly KeySampler _sellers;
     private readonly KeySampler _products;
-    private long _nextOrder;
-    private bool _setUp;
+    // Shared by every point and mode of the process: the silo keeps one marketplace (its sellers set up once per silo,
+    // its orders and views accumulating), so order ids and customers (carts) must not repeat from one point to the next.
+    private static readonly System.Runtime.CompilerServices.ConditionalWeakTable<IGrainFactory, object> SetUpSilos = new();
+    private static long s_nextOrder;
+    private static int s_nextCustomer;
     private MarketplaceLayout _layout;
     private Customer[] _customers = [];
 
@@ -55,21 +58,18 @@ public sealed class MarketplaceWorkload : IWorkload
     public IReadOnlyList<BenchmarkMode> Modes { get; } = [BenchmarkMode.ACT, BenchmarkMode.Hybrid];
 
     /// <summary>
-    /// Sets up the sellers once; every mode gets carts of its own (customer ids after the previous mode's), so that
-    /// what a client loop knows of a cart is exactly what is in it. Products, stock, orders and views are shared.
+    /// Sets up the sellers once per silo; every point and mode gets carts of its own (customers no earlier one used), so
+    /// that what a client loop knows of a cart is exactly what is in it. Products, stock, orders and views are shared.
     /// </summary>
     public async Task PrepareAsync(IGrainFactory grains, BenchmarkMode mode, CancellationToken cancellationToken)
     {
-        if (!_setUp)
+        if (!SetUpSilos.TryGetValue(grains, out _))
         {
             await new MarketplaceClient(grains, _layout).SetUpAsync(product => 1m + product % 100, StockPerProduct);
-            _setUp = true;
-        }
-        else
-        {
-            _layout = _layout with { FirstCustomer = _layout.FirstCustomer + _settings.Customers };
+            SetUpSilos.AddOrUpdate(grains, new object());
         }
 
+        _layout = _layout with { FirstCustomer = Interlocked.Add(ref s_nextCustomer, _settings.Customers) - _settings.Customers };
         _customers = [.. _layout.CustomerIds.Select(id => new Customer(id))];
     }
 
@@ -114,7 +114,7 @@ public sealed class MarketplaceWorkload : IWorkload
                 var draw = _random.NextDouble();
                 if (cart.Count > 0 && (draw < 0.3 || cart.Count >= 5))
                 {
-                    await market.Checkout(customer.Id, Interlocked.Increment(ref workload._nextOrder), cart, pactCheckout);
+                    await market.Checkout(customer.Id, Interlocked.Increment(ref s_nextOrder), cart, pactCheckout);
                     cart.Clear();
                 }
                 else if (draw < 0.45)
