@@ -21,13 +21,13 @@ namespace Snapper.Actors;
 /// </remarks>
 internal sealed class ActorCore<TState> where TState : class
 {
-    public ActorCore(GrainId self, SnapperRuntime runtime, ILogger logger, TState initial, long lastSeq)
+    public ActorCore(GrainId self, SnapperRuntime runtime, ILogger logger, TState initial, long lastSeq, bool keyLevel = false)
     {
         Self = self;
         Runtime = runtime;
         Logger = logger;
         Schedule = runtime.Pacts.ScheduleOf(self);
-        State = new StateVersions<TState>(Schedule.Gate, initial, runtime.Copy, lastSeq);
+        State = new StateVersions<TState>(Schedule.Gate, initial, runtime.Copy, lastSeq, keyLevel);
         Schedule.Attach(State);
         Participant = new ActParticipant<TState>(this);
         Coordinator = new ActCoordinator<TState>(this);
@@ -46,10 +46,40 @@ internal sealed class ActorCore<TState> where TState : class
     public WaitDieLock Lock { get; } = new();
 
     /// <summary>
-    /// What a library subclass keeps for the PACT whose turn it is here (a key-value actor's view of its state): PACTs
-    /// run here one at a time, so one slot, replaced by the next PACT, is enough.
+    /// What a library subclass keeps for each PACT running here (a key-value actor's view of its state); several run at
+    /// once on disjoint keys of a key-level actor. Touched under the schedule's gate; an entry goes once the schedule no
+    /// longer knows its PACT (see <see cref="PactScoped{T}"/>).
     /// </summary>
-    public (long Tid, object Value)? PactScoped { get; set; }
+    private readonly Dictionary<long, object> _pactScoped = new();
+
+    /// <summary>The object kept for PACT <paramref name="tid"/> here, made by <paramref name="create"/> the first time (null: only look).</summary>
+    public T? PactScoped<T>(long tid, Func<T>? create)
+        where T : class
+    {
+        lock (Schedule.Gate)
+        {
+            if (_pactScoped.TryGetValue(tid, out var held))
+            {
+                return (T)held;
+            }
+
+            if (create?.Invoke() is not { } made)
+            {
+                return null;
+            }
+
+            if (_pactScoped.Count >= 16)
+            {
+                foreach (var ended in _pactScoped.Keys.Where(t => !Schedule.Knows(t)).ToArray())
+                {
+                    _pactScoped.Remove(ended);
+                }
+            }
+
+            _pactScoped[tid] = made;
+            return made;
+        }
+    }
 
     /// <summary>ACTs that have run a method here and not ended here.</summary>
     public Dictionary<long, ActorTransaction<TState>> Transactions { get; } = new();

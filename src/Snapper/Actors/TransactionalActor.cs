@@ -83,12 +83,44 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         var logger = ServiceProvider.GetRequiredService<ILoggerFactory>().CreateLogger(GetType());
         if (_rehydrated is { } moved)
         {
-            return new Actors.ActorCore<TState>(_self, _runtime, logger, moved.State, moved.Seq);
+            return new Actors.ActorCore<TState>(_self, _runtime, logger, moved.State, moved.Seq, KeyLevelConcurrency);
         }
 
         var recovered = _runtime.Log.Enabled ? _runtime.Log.Recovered(_self) : null;
         var initial = recovered?.State is not null ? RestoreState(recovered) : CreateInitialState();
-        return new Actors.ActorCore<TState>(_self, _runtime, logger, initial, recovered?.MaxSeq ?? 0);
+        return new Actors.ActorCore<TState>(_self, _runtime, logger, initial, recovered?.MaxSeq ?? 0, KeyLevelConcurrency);
+    }
+
+    /// <summary>Whether a subclass in this library versions its state key by key (its state implements <see cref="Scheduling.IKeyedVersion"/>).</summary>
+    private protected virtual bool KeyLevelConcurrency => false;
+
+    /// <summary>
+    /// For a PACT on an actor versioned key by key: waits until the PACT may use <paramref name="keys"/> (declared, and
+    /// at the head of their queues) and returns its own version with them; null if the PACT uses the actor whole
+    /// (declared without keys, or its batch runs here alone), after checking that the keys are declared.
+    /// </summary>
+    /// <exception cref="TransactionAbortedException">A key is not declared (<see cref="AbortReason.UndeclaredAccess"/>), or the PACT was aborted meanwhile.</exception>
+    private protected async Task<TState?> KeyedPactStateAsync(TxnContext context, IReadOnlyCollection<object> keys)
+    {
+        try
+        {
+            if (!await Schedule.EnterKeysAsync(context.Tid, keys))
+            {
+                return null;
+            }
+        }
+        catch (TransactionAbortedException abort)
+        {
+            _runtime.Ordering.Doom(abort);
+            throw;
+        }
+
+        lock (Schedule.Gate)
+        {
+            return Schedule.IsRunning(context.Tid)
+                ? _core.State.ForKeyedPact(context.Tid, keys)
+                : throw new TransactionNotActiveException(context.Tid, "it is not running a method on this actor (it ended, or the context was kept).");
+        }
     }
 
     /// <summary>The state recovery found for this actor in the log (a subclass in this library may log it in its own form).</summary>
@@ -104,18 +136,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     {
         if (context.Mode == TxnMode.Pact)
         {
-            if (_core.PactScoped is { } held && held.Tid == context.Tid)
-            {
-                return (T)held.Value;
-            }
-
-            var made = create?.Invoke();
-            if (made is not null)
-            {
-                _core.PactScoped = (context.Tid, made);
-            }
-
-            return made;
+            return _core.PactScoped(context.Tid, create);
         }
 
         var txn = Participant.RequireActive(context);
@@ -135,7 +156,13 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     /// </summary>
     /// <exception cref="TransactionAbortedException">The transaction must abort (wait-die, lock timeout, or it was aborted meanwhile).</exception>
     /// <exception cref="TransactionNotActiveException">The context's transaction is not running on this actor.</exception>
-    protected async Task<TState> GetState(TxnContext context, AccessMode mode)
+    protected Task<TState> GetState(TxnContext context, AccessMode mode) => GetStateCore(context, mode, keysChecked: false);
+
+    /// <summary>
+    /// <see cref="GetState"/>; <paramref name="keysChecked"/>: a PACT that declared keys here uses only keys it declared
+    /// (a key-value actor checked them), else such a PACT is refused the whole state.
+    /// </summary>
+    private protected async Task<TState> GetStateCore(TxnContext context, AccessMode mode, bool keysChecked)
     {
         ArgumentNullException.ThrowIfNull(context);
         if (context.Mode == TxnMode.Pact)
@@ -143,6 +170,19 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             // A PACT's turn was granted when its call entered the schedule; the mode needs no lock. The check
             // and the hand-out are one step under the schedule's lock: a cascading abort between them would
             // otherwise give an aborted PACT the fresh copy the next batch is about to work on.
+            if (!keysChecked)
+            {
+                try
+                {
+                    Schedule.RequireDeclaredWhole(context.Tid);
+                }
+                catch (TransactionAbortedException abort)
+                {
+                    _runtime.Ordering.Doom(abort); // not under the gate: the PACT service calls into schedules with its own lock held
+                    throw;
+                }
+            }
+
             lock (Schedule.Gate)
             {
                 return Schedule.IsRunning(context.Tid)
@@ -342,6 +382,14 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             if (accesses < 1)
             {
                 throw new TransactionInputException(method, $"its ActorAccessInfo declares {accesses} access(es) to actor {actor}; declare at least one.");
+            }
+        }
+
+        foreach (var (actor, keys) in accessInfo.Keys ?? [])
+        {
+            if (!accessInfo.Accesses.ContainsKey(actor) || keys is null || keys.Count == 0 || keys.Contains(null!))
+            {
+                throw new TransactionInputException(method, $"its ActorAccessInfo declares keys of actor {actor} {(accessInfo.Accesses.ContainsKey(actor) ? "but none, or a null one" : "without declaring the actor")}; declare it with AddKeys.");
             }
         }
     }

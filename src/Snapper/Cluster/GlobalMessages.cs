@@ -6,7 +6,12 @@ internal readonly record struct GlobalTicket([property: Id(0)] long Gtid, [prope
 
 /// <summary>One declared actor of one global PACT, as a worker schedules it.</summary>
 [GenerateSerializer, Immutable, Alias("snapper.global-access")]
-internal readonly record struct GlobalAccess([property: Id(0)] long Gtid, [property: Id(1)] GrainId Actor, [property: Id(2)] int Accesses);
+internal readonly record struct GlobalAccess([property: Id(0)] long Gtid, [property: Id(1)] GrainId Actor, [property: Id(2)] int Accesses)
+{
+    /// <summary>The keys the PACT declared on the actor; null if it declared the actor whole.</summary>
+    [Id(3)]
+    public object[]? Keys { get; init; }
+}
 
 /// <summary>
 /// A worker's part of a global batch (thesis §4.2.3.1): the global PACTs' accesses to its actors, and the gbid of the

@@ -207,7 +207,7 @@ internal sealed class GlobalPactService : IDisposable
                     perWorker[worker] = list = [];
                 }
 
-                list.Add(new GlobalAccess(gtid, actor, accesses));
+                list.Add(new GlobalAccess(gtid, actor, accesses) { Keys = pacts[i].AccessInfo.KeysOf(actor)?.ToArray() });
             }
         }
 

@@ -14,23 +14,59 @@ namespace Snapper;
 /// <typeparam name="TKey">The key type: Orleans-serializable, with value equality.</typeparam>
 /// <typeparam name="TValue">The value type: Orleans-serializable and copyable.</typeparam>
 /// <remarks>
-/// Concurrency control is per actor: acquiring any key for writing takes the actor's write access (an ACT's exclusive
-/// lock; a PACT already has its turn), and the transaction works on its own copy of the collection.
+/// Concurrency control is chosen when the actor is made (<see cref="ConcurrencyLevel"/>). At actor level, acquiring any
+/// key for writing takes the actor's write access (an ACT's exclusive lock; a PACT already has its turn), and the
+/// transaction works on its own copy of the collection. At key level, PACTs that declared keys here wait only for the
+/// PACTs before them that declared the same keys: <c>GetState</c> returns when the keys it names are free for them.
 /// </remarks>
 public abstract partial class KeyValueActor<TKey, TValue> : TransactionalActor<KeyValueState<TKey, TValue>>, IDependencyEndpoints
     where TKey : notnull
 {
+    private readonly ConcurrencyLevel _concurrency;
+
+    /// <summary>Makes the actor with the concurrency control it uses for its whole life.</summary>
+    protected KeyValueActor(ConcurrencyLevel concurrency = ConcurrencyLevel.Actor)
+    {
+        if (!Enum.IsDefined(concurrency))
+        {
+            throw new ArgumentOutOfRangeException(nameof(concurrency), concurrency, "Choose ConcurrencyLevel.Actor or ConcurrencyLevel.Key.");
+        }
+
+        _concurrency = concurrency;
+    }
+
+    /// <summary>The concurrency control this actor was made with.</summary>
+    protected ConcurrencyLevel Concurrency => _concurrency;
+
+    private protected sealed override bool KeyLevelConcurrency => _concurrency == ConcurrencyLevel.Key;
+
     /// <summary>
     /// Acquires <paramref name="keys"/> for the transaction, each in its mode, and returns its view of the state (the same
     /// object on every call of the transaction here). A key acquired before keeps the stronger of its two modes.
     /// </summary>
-    /// <exception cref="TransactionAbortedException">The transaction must abort (wait-die, lock timeout, or it was aborted meanwhile).</exception>
+    /// <exception cref="TransactionAbortedException">The transaction must abort (wait-die, lock timeout, a key its
+    /// <see cref="ActorAccessInfo"/> does not declare, or it was aborted meanwhile).</exception>
     /// <exception cref="TransactionNotActiveException">The context's transaction is not running on this actor.</exception>
     protected async Task<DictionaryState<TKey, TValue>> GetState(TxnContext context, IReadOnlyDictionary<TKey, AccessMode> keys)
     {
+        ArgumentNullException.ThrowIfNull(context);
         ArgumentNullException.ThrowIfNull(keys);
+        var keysChecked = false;
+        if (context.Mode == TxnMode.Pact)
+        {
+            // Checks the keys against the declaration; in a keyed batch, also waits for them and returns the PACT's own version.
+            if (await KeyedPactStateAsync(context, [.. keys.Keys.Cast<object>()]) is { } own)
+            {
+                var keyed = TransactionScoped(context, () => new DictionaryState<TKey, TValue>(this.GetGrainId().ToString(), own))!;
+                keyed.Extend(keys, own);
+                return keyed;
+            }
+
+            keysChecked = true;
+        }
+
         var wanted = keys.Values.Any(m => m == AccessMode.ReadWrite) ? AccessMode.ReadWrite : AccessMode.Read;
-        var (view, state) = await AcquireAsync(context, wanted);
+        var (view, state) = await AcquireAsync(context, wanted, keysChecked);
         view.Extend(keys, state);
         return view;
     }
@@ -45,7 +81,7 @@ public abstract partial class KeyValueActor<TKey, TValue> : TransactionalActor<K
     /// </summary>
     protected new async Task<DictionaryState<TKey, TValue>> GetState(TxnContext context, AccessMode mode)
     {
-        var (view, state) = await AcquireAsync(context, mode);
+        var (view, state) = await AcquireAsync(context, mode, keysChecked: false);
         view.ExtendToAll(mode, state);
         return view;
     }
@@ -57,12 +93,12 @@ public abstract partial class KeyValueActor<TKey, TValue> : TransactionalActor<K
         ? KeyValueState<TKey, TValue>.FromLog(recovered.State!, ServiceProvider.GetRequiredService<Orleans.Serialization.Serializer>())
         : base.RestoreState(recovered); // logged whole by an earlier Snapper
 
-    private async Task<(DictionaryState<TKey, TValue> View, KeyValueState<TKey, TValue> State)> AcquireAsync(TxnContext context, AccessMode wanted)
+    private async Task<(DictionaryState<TKey, TValue> View, KeyValueState<TKey, TValue> State)> AcquireAsync(TxnContext context, AccessMode wanted, bool keysChecked)
     {
         ArgumentNullException.ThrowIfNull(context);
         var existing = TransactionScoped<DictionaryState<TKey, TValue>>(context, create: null);
         var mode = existing?.Strongest == AccessMode.ReadWrite ? AccessMode.ReadWrite : wanted;
-        var state = await base.GetState(context, mode);
+        var state = await GetStateCore(context, mode, keysChecked);
         var view = existing ?? TransactionScoped(context, () => new DictionaryState<TKey, TValue>(this.GetGrainId().ToString(), state))!;
         return (view, state);
     }

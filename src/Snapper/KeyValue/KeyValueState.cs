@@ -16,7 +16,7 @@ namespace Snapper.KeyValue;
 /// must only ever be replaced (<c>Put</c>), not changed in place.
 /// </remarks>
 [GenerateSerializer, Alias("snapper.kv-state`2")]
-public sealed class KeyValueState<TKey, TValue> : IIncrementallyLogged
+public sealed class KeyValueState<TKey, TValue> : IIncrementallyLogged, Scheduling.IKeyedVersion
     where TKey : notnull
 {
     /// <summary>The space of user keys in the log's entries.</summary>
@@ -148,7 +148,49 @@ public sealed class KeyValueState<TKey, TValue> : IIncrementallyLogged
     }
 
     /// <summary>A new version sharing this one's maps (constant time), with no changes yet, whose base is this version.</summary>
-    object IIncrementallyLogged.NewVersion() => new KeyValueState<TKey, TValue>
+    object IIncrementallyLogged.NewVersion() => NewVersion();
+
+    object Scheduling.IKeyedVersion.NewVersion() => NewVersion();
+
+    bool Scheduling.IKeyedVersion.BaseInLog => _baseInLog || _loggedWhole;
+
+    bool Scheduling.IKeyedVersion.HasChanges => _changed is { Count: > 0 } || _changedLinks is { Count: > 0 };
+
+    void Scheduling.IKeyedVersion.TakeKeys(object source, IEnumerable<object> keys)
+    {
+        var from = (KeyValueState<TKey, TValue>)source;
+        foreach (var key in keys.Cast<TKey>())
+        {
+            Entries = from.Entries.TryGetValue(key, out var value) ? Entries.SetItem(key, value) : Entries.Remove(key);
+            Links = from.Links.TryGetValue(key, out var links) ? Links.SetItem(key, links) : Links.Remove(key);
+        }
+    }
+
+    void Scheduling.IKeyedVersion.ApplyChangesTo(object target)
+    {
+        var to = (KeyValueState<TKey, TValue>)target;
+        foreach (var key in _changed ?? [])
+        {
+            if (Entries.TryGetValue(key, out var value))
+            {
+                to.Set(key, value);
+            }
+            else
+            {
+                // Marked even if the target does not have it: the target may be a batch's version whose other keys are
+                // older than this one's, and the deletion must still reach the log and the committed state.
+                to.Entries = to.Entries.Remove(key);
+                (to._changed ??= []).Add(key);
+            }
+        }
+
+        foreach (var key in _changedLinks ?? [])
+        {
+            to.SetLinks(key, LinksOf(key));
+        }
+    }
+
+    private KeyValueState<TKey, TValue> NewVersion() => new()
     {
         Entries = Entries,
         Links = Links,

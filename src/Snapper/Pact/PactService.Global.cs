@@ -224,7 +224,7 @@ internal sealed partial class PactService
             }
 
             var bid = token.NextTid++;
-            var pacts = new Dictionary<GrainId, List<(long Tid, int Accesses)>>();
+            var pacts = new Dictionary<GrainId, List<Scheduling.PactAccess>>();
             foreach (var access in subBatch.Accesses)
             {
                 if (!pacts.TryGetValue(access.Actor, out var list))
@@ -232,7 +232,7 @@ internal sealed partial class PactService
                     pacts[access.Actor] = list = [];
                 }
 
-                list.Add((access.Gtid, access.Accesses));
+                list.Add(new Scheduling.PactAccess(access.Gtid, access.Accesses, access.Keys is { } keys ? keys.ToHashSet() : null));
             }
 
             var tids = subBatch.Accesses.Select(a => a.Gtid).Distinct().Order().ToArray();

@@ -111,7 +111,7 @@ internal sealed partial class PactService
         }
 
         var bid = token.NextTid;
-        var subBatches = new Dictionary<GrainId, List<(long Tid, int Accesses)>>();
+        var subBatches = new Dictionary<GrainId, List<Scheduling.PactAccess>>();
         var tickets = new PactTicket[pacts.Count];
         for (var i = 0; i < pacts.Count; i++)
         {
@@ -121,10 +121,10 @@ internal sealed partial class PactService
             {
                 if (!subBatches.TryGetValue(actor, out var list))
                 {
-                    subBatches[actor] = list = new List<(long, int)>();
+                    subBatches[actor] = list = [];
                 }
 
-                list.Add((tid, accesses));
+                list.Add(new Scheduling.PactAccess(tid, accesses, pacts[i].AccessInfo.KeysOf(actor)));
             }
         }
 
@@ -148,7 +148,7 @@ internal sealed partial class PactService
     /// Registers an emitted batch and delivers its sub-batches, each with the actor's prev_bid from the token (under
     /// <see cref="_gate"/>, by the token holder, so batches are registered and delivered in bid order).
     /// </summary>
-    private void Register(PactBatch batch, Dictionary<GrainId, List<(long Tid, int Accesses)>> subBatches, PactToken token)
+    private void Register(PactBatch batch, Dictionary<GrainId, List<Scheduling.PactAccess>> subBatches, PactToken token)
     {
         if (_lastBid < 0)
         {

@@ -11,11 +11,21 @@ namespace Snapper.Scheduling;
 /// <remarks>
 /// Invariants (all state under <see cref="Gate"/>):
 /// <list type="bullet">
-/// <item>At most one sub-batch runs. A sub-batch starts only when the sub-batch named by its prev_bid has
-/// completed here, or that batch is already resolved (committed or aborted) everywhere.</item>
-/// <item>Inside a sub-batch only the PACT with the lowest unfinished tid runs; it finishes when it has made its
-/// declared number of accesses, or when its first actor's method returned (declared accesses it never made
-/// are released then, so later batches never wait for them).</item>
+/// <item>Sub-batches start in the order of their prev_bid chain (so in bid order). An <i>exclusive</i> sub-batch runs
+/// alone: it starts only when the sub-batch named by its prev_bid has completed here (or that batch is already resolved,
+/// committed or aborted, everywhere), and nothing starts after it until it completed. Inside it only the PACT with the
+/// lowest unfinished tid runs.</item>
+/// <item>A <i>keyed</i> sub-batch (key-level concurrency control, thesis §5.3.3.3: every PACT of it declared keys here,
+/// and the actor's state versions take changes per key, <see cref="IActorStateVersions.PipelinesKeys"/>) starts as soon
+/// as the one before it started, if that one is keyed too. Its PACTs queue per declared key, in start order and then
+/// tid order (<see cref="_lanes"/>); a PACT uses a key (<see cref="EnterKeysAsync"/>) only at the head of its queue.
+/// Every key's queue follows one global order (bids, then tids), so no PACT waits for a later one, and a conflict on a
+/// key orders the two PACTs as the batches are ordered: the schedule stays serializable and deadlock-free.</item>
+/// <item>A PACT finishes here when it has made its declared number of accesses, or when its first actor's method
+/// returned (declared accesses it never made are released then, so later batches never wait for them). A keyed PACT
+/// keeps its keys until then, and leaves its changes to the state versions when it finishes.</item>
+/// <item>Sub-batches complete (and vote, <see cref="CompletedSubBatch"/>) in start order, even a keyed one whose PACTs
+/// finished before an earlier one's: so the versions they log get seqs in bid order, the order they commit in.</item>
 /// <item>Hybrid, <see cref="HybridScheduling.SerializabilityCheck"/> (§3.3.4.1): an arriving ACT is placed after the
 /// last batch delivered here (<see cref="ActEntry.After"/>); it enters once that batch has completed here, and a
 /// batch starts only when every ACT placed before it (smaller <c>After</c>) has ended here. So an ACT never sees a
@@ -35,7 +45,10 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     private readonly Dictionary<long, PactSlot> _pacts = new();
     private readonly Dictionary<long, ActEntry> _acts = new();
     private readonly bool _gateOff = unsafeSkipHybridGate && hybrid == HybridScheduling.CommittedBatchesOnly;
-    private SubBatch? _running;
+    // Started and not completed here, in start order: one exclusive sub-batch, or keyed ones only.
+    private readonly List<SubBatch> _started = new();
+    // Per key used by a started keyed sub-batch: its unfinished PACTs that declared it, in the order they may use it.
+    private readonly Dictionary<object, LinkedList<long>> _lanes = new();
     // The bids the latest cascading aborts dropped here, as (keptUpTo, last dropped]: the token may still name them as prev_bid.
     private readonly Queue<(long After, long UpTo)> _dropped = new();
     private long _lastCompletedBid = -1;
@@ -111,7 +124,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     /// A sub-batch arrives from the coordinator that emitted it; <paramref name="position"/> is its batch's place in the
     /// order the hybrid check compares (its bid on an embedded silo).
     /// </summary>
-    public void Deliver(long bid, long prevBid, IReadOnlyList<(long Tid, int Accesses)> pacts, BatchPosition? position = null)
+    public void Deliver(long bid, long prevBid, IReadOnlyList<PactAccess> pacts, BatchPosition? position = null)
     {
         var completed = new List<CompletedSubBatch>();
         lock (Gate)
@@ -120,11 +133,16 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
             for (var i = 0; i < pacts.Count; i++)
             {
                 tids[i] = pacts[i].Tid;
-                _pacts[pacts[i].Tid] = new PactSlot(bid, pacts[i].Accesses);
             }
 
             Array.Sort(tids);
-            _batches[bid] = new SubBatch(bid, prevBid, tids, position ?? BatchPosition.Embedded(bid));
+            var batch = new SubBatch(bid, prevBid, tids, position ?? BatchPosition.Embedded(bid));
+            foreach (var pact in pacts)
+            {
+                _pacts[pact.Tid] = new PactSlot(batch, pact.Accesses, pact.Keys);
+            }
+
+            _batches[bid] = batch;
             _actPosition = Math.Max(_actPosition, bid); // ACTs arriving from now on are placed after it
             Pump(completed);
         }
@@ -164,12 +182,137 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         }
     }
 
+    /// <summary>Whether PACT <paramref name="tid"/> is scheduled here and not yet committed or dropped.</summary>
+    public bool Knows(long tid)
+    {
+        lock (Gate)
+        {
+            return _pacts.ContainsKey(tid);
+        }
+    }
+
     /// <summary>Whether PACT <paramref name="tid"/> is running a method here now (it may use the state).</summary>
     public bool IsRunning(long tid)
     {
         lock (Gate)
         {
             return _pacts.TryGetValue(tid, out var slot) && slot.Running > 0 && IsTurn(tid, slot);
+        }
+    }
+
+    /// <summary>
+    /// PACT <paramref name="tid"/>, running a method here, wants to use <paramref name="keys"/>. Fails if it declared this
+    /// actor by key and not all of them. Completes with true when it may use them in a keyed sub-batch (at the head of
+    /// each key's queue; the state versions give it the keys as the PACTs before it left them), with false when it uses
+    /// the actor as a whole (its sub-batch runs alone).
+    /// </summary>
+    /// <exception cref="TransactionAbortedException">A key is not declared (<see cref="AbortReason.UndeclaredAccess"/>).</exception>
+    /// <exception cref="TransactionNotActiveException">The PACT is not running a method here.</exception>
+    public Task<bool> EnterKeysAsync(long tid, IReadOnlyCollection<object> keys)
+    {
+        lock (Gate)
+        {
+            var slot = RunningSlot(tid);
+            if (slot.Keys is null)
+            {
+                return Task.FromResult(false);
+            }
+
+            foreach (var key in keys)
+            {
+                if (!slot.Keys.Contains(key))
+                {
+                    throw new TransactionAbortedException(tid, AbortReason.UndeclaredAccess,
+                        $"it used key '{key}' of actor {actor}, which its ActorAccessInfo does not declare (declared there: {string.Join(", ", slot.Keys.Select(k => $"'{k}'"))}).");
+                }
+            }
+
+            if (!slot.Batch.Keyed || AtHeads(tid, keys))
+            {
+                return Task.FromResult(slot.Batch.Keyed);
+            }
+
+            slot.WaitingFor = keys;
+            slot.KeyWait = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+            return slot.KeyWait.Task;
+        }
+    }
+
+    /// <summary>
+    /// Refuses the use of the whole state by PACT <paramref name="tid"/> if it declared this actor by key (called from
+    /// its running method).
+    /// </summary>
+    /// <exception cref="TransactionAbortedException">It declared keys here (<see cref="AbortReason.UndeclaredAccess"/>).</exception>
+    public void RequireDeclaredWhole(long tid)
+    {
+        lock (Gate)
+        {
+            if (_pacts.TryGetValue(tid, out var slot) && slot.Keys is not null)
+            {
+                throw new TransactionAbortedException(tid, AbortReason.UndeclaredAccess,
+                    $"it used the whole state of actor {actor}, for which its ActorAccessInfo declares keys only; declare the actor without keys to use all of it.");
+            }
+        }
+    }
+
+    private PactSlot RunningSlot(long tid) => _pacts.TryGetValue(tid, out var slot) && slot.Running > 0 && IsTurn(tid, slot)
+        ? slot
+        : throw new TransactionNotActiveException(tid, "it is not running a method on this actor (it ended, or the context was kept).");
+
+    private bool AtHeads(long tid, IEnumerable<object> keys)
+    {
+        foreach (var key in keys)
+        {
+            if (!_lanes.TryGetValue(key, out var lane) || lane.First!.Value != tid)
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
+
+    /// <summary>The PACT is done here: it leaves its key queues (after its changes went to the versions), and the next ones move up.</summary>
+    private void FinishSlot(long tid, PactSlot slot)
+    {
+        slot.Finished = true;
+        _versions?.PactFinished(tid, slot.Bid);
+        LeaveLanes(tid, slot);
+        WakeLaneHeads();
+    }
+
+    private void LeaveLanes(long tid, PactSlot slot)
+    {
+        if (!slot.InLanes)
+        {
+            return;
+        }
+
+        slot.InLanes = false;
+        foreach (var key in slot.Keys!)
+        {
+            if (_lanes.TryGetValue(key, out var lane))
+            {
+                lane.Remove(tid);
+                if (lane.Count == 0)
+                {
+                    _lanes.Remove(key); // a key's queue lives only while someone holds or waits for the key
+                }
+            }
+        }
+    }
+
+    /// <summary>Lets in every waiting PACT that now heads the queues of all the keys it waits for.</summary>
+    private void WakeLaneHeads()
+    {
+        foreach (var lane in _lanes.Values)
+        {
+            if (_pacts.TryGetValue(lane.First!.Value, out var head) && head.KeyWait is { } wait && AtHeads(lane.First.Value, head.WaitingFor!))
+            {
+                head.KeyWait = null;
+                head.WaitingFor = null;
+                wait.TrySetResult(true);
+            }
         }
     }
 
@@ -187,7 +330,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
             slot.Running--;
             if (slot.Running == 0 && slot.Entered >= slot.Declared)
             {
-                slot.Finished = true;
+                FinishSlot(tid, slot);
                 Pump(completed);
             }
         }
@@ -213,7 +356,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
             clean = slot.Running == 0;
             if (clean)
             {
-                slot.Finished = true;
+                FinishSlot(tid, slot);
                 Pump(completed);
             }
         }
@@ -262,7 +405,11 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
                 {
                     if (_pacts.Remove(tid, out var slot))
                     {
-                        slot.Turn?.TrySetException(reasonFor(batch.Bid, tid));
+                        var reason = reasonFor(batch.Bid, tid);
+                        slot.Turn?.TrySetException(reason);
+                        slot.KeyWait?.TrySetException(reason);
+                        LeaveLanes(tid, slot);
+                        _versions?.PactDropped(tid);
                     }
                 }
 
@@ -280,12 +427,9 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
                 }
             }
 
-            if (_running is { } running && running.Bid > keptUpTo)
-            {
-                _running = null;
-            }
-
-            _versions?.DropAfter(keptUpTo, keepWorking: _running is not null);
+            _started.RemoveAll(batch => batch.Bid > keptUpTo);
+            _versions?.DropAfter(keptUpTo, keepWorking: _started.Count > 0);
+            WakeLaneHeads();
 
             // ACTs waiting for a dropped batch now follow the last batch left. ACTs already inside keep the dropped
             // bid: they read its state, and their commit waits for that batch, so they abort too.
@@ -463,60 +607,128 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         }
     }
 
-    private bool IsTurn(long tid, PactSlot slot) =>
-        _running is { } running && running.Bid == slot.Bid && running.Index < running.Tids.Length && running.Tids[running.Index] == tid;
+    private static bool IsTurn(long tid, PactSlot slot) => slot.Batch is { Started: true, Completed: false } batch
+        && (batch.Keyed || (batch.Index < batch.Tids.Length && batch.Tids[batch.Index] == tid));
 
-    /// <summary>Moves the schedule forward as far as it can: finishes PACTs, completes and starts sub-batches.</summary>
+    /// <summary>Moves the schedule forward as far as it can: gives turns, completes and starts sub-batches.</summary>
     private void Pump(List<CompletedSubBatch> completed)
     {
         while (true)
         {
-            if (_running is null && !TryStartNext())
+            if (_started.Count == 1 && !_started[0].Keyed)
+            {
+                // An exclusive sub-batch: the PACT with the lowest unfinished tid has the turn.
+                var running = _started[0];
+                while (running.Index < running.Tids.Length && _pacts[running.Tids[running.Index]].Finished)
+                {
+                    running.Index++;
+                }
+
+                if (running.Index < running.Tids.Length)
+                {
+                    _pacts[running.Tids[running.Index]].Turn?.TrySetResult();
+                    return;
+                }
+            }
+
+            // Sub-batches whose PACTs all finished here complete in start order: BatchComplete (the vote) goes to the coordinator.
+            var progressed = false;
+            while (_started.Count > 0 && AllFinished(_started[0]))
+            {
+                var done = _started[0];
+                _started.RemoveAt(0);
+                _lastCompletedBid = done.Bid;
+                done.Completed = true;
+                var (version, seq) = _versions?.BatchCompleted(done.Bid) ?? default;
+                completed.Add(new CompletedSubBatch(done.Bid, version, seq));
+                AdmitActs();
+                progressed = true;
+            }
+
+            if (!TryStartNext() && !progressed)
             {
                 return;
             }
-
-            var running = _running!;
-            while (running.Index < running.Tids.Length && _pacts[running.Tids[running.Index]].Finished)
-            {
-                running.Index++;
-            }
-
-            if (running.Index < running.Tids.Length)
-            {
-                _pacts[running.Tids[running.Index]].Turn?.TrySetResult();
-                return;
-            }
-
-            // Every PACT of the sub-batch is done here: BatchComplete (the vote) goes to the coordinator.
-            _lastCompletedBid = running.Bid;
-            running.Completed = true;
-            var (version, seq) = _versions?.BatchCompleted(running.Bid) ?? default;
-            completed.Add(new CompletedSubBatch(running.Bid, version, seq));
-            _running = null;
-            AdmitActs();
         }
+    }
+
+    private bool AllFinished(SubBatch batch)
+    {
+        if (!batch.Keyed)
+        {
+            return batch.Index >= batch.Tids.Length;
+        }
+
+        foreach (var tid in batch.Tids)
+        {
+            if (!_pacts[tid].Finished)
+            {
+                return false;
+            }
+        }
+
+        return true;
     }
 
     private bool TryStartNext()
     {
+        if (_started.Count > 0 && !_started[^1].Keyed)
+        {
+            return false; // an exclusive sub-batch runs alone
+        }
+
         var resolved = batchStatus.ResolvedBid;
+        var lastStarted = _started.Count > 0 ? _started[^1].Bid : long.MinValue;
         SubBatch? next = null;
         foreach (var batch in _batches.Values)
         {
-            if (!batch.Completed && (batch.PrevBid == _lastCompletedBid || batch.PrevBid <= resolved || PrevDroppedHere(batch)) && (next is null || batch.Bid < next.Bid))
+            if (!batch.Started
+                && (batch.PrevBid == _lastCompletedBid || batch.PrevBid == lastStarted || batch.PrevBid <= resolved || PrevDroppedHere(batch))
+                && (next is null || batch.Bid < next.Bid))
             {
                 next = batch;
             }
         }
 
-        if (next is not null && WaitsForActs(next))
+        if (next is null)
         {
-            return false; // a batch starts only after the ACTs placed before it ended here
+            return false;
         }
 
-        _running = next;
-        return next is not null;
+        var keyed = _versions is { PipelinesKeys: true } && next.Tids.All(tid => _pacts[tid].Keys is not null);
+        if ((!keyed && _started.Count > 0) || WaitsForActs(next))
+        {
+            return false; // an exclusive one waits for every earlier one; any waits for the ACTs placed before it here
+        }
+
+        next.Started = true;
+        next.Keyed = keyed;
+        _started.Add(next);
+        if (keyed)
+        {
+            foreach (var tid in next.Tids)
+            {
+                var slot = _pacts[tid];
+                if (!slot.Finished)
+                {
+                    foreach (var key in slot.Keys!)
+                    {
+                        if (!_lanes.TryGetValue(key, out var lane))
+                        {
+                            _lanes[key] = lane = new LinkedList<long>();
+                        }
+
+                        lane.AddLast(tid);
+                    }
+
+                    slot.InLanes = true;
+                }
+
+                slot.Turn?.TrySetResult();
+            }
+        }
+
+        return true;
     }
 
     /// <summary>
@@ -566,14 +778,32 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
 
         public int Index { get; set; }
 
+        public bool Started { get; set; }
+
+        /// <summary>Started keyed: its PACTs queue per key instead of running one at a time.</summary>
+        public bool Keyed { get; set; }
+
         public bool Completed { get; set; }
     }
 
-    private sealed class PactSlot(long bid, int declared)
+    private sealed class PactSlot(SubBatch batch, int declared, IReadOnlySet<object>? keys)
     {
-        public long Bid { get; } = bid;
+        public SubBatch Batch { get; } = batch;
+
+        public long Bid => Batch.Bid;
 
         public int Declared { get; } = declared;
+
+        /// <summary>The keys the PACT declared here; null: the actor whole.</summary>
+        public IReadOnlySet<object>? Keys { get; } = keys;
+
+        /// <summary>Queued in <see cref="_lanes"/> for its keys (its batch started keyed, and it has not finished).</summary>
+        public bool InLanes { get; set; }
+
+        /// <summary>A use of keys waiting to reach the head of their queues, and the keys.</summary>
+        public TaskCompletionSource<bool>? KeyWait { get; set; }
+
+        public IReadOnlyCollection<object>? WaitingFor { get; set; }
 
         public int Entered { get; set; }
 

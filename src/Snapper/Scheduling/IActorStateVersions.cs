@@ -10,6 +10,18 @@ internal interface IActorStateVersions
     /// <summary>Keeps the version the batch left; returns it with its seq, or (null, 0) if the batch took no copy (it only read).</summary>
     (object? Version, long Seq) BatchCompleted(long bid);
 
+    /// <summary>
+    /// Whether batches may run side by side on disjoint keys here (key-level concurrency control): the versions then
+    /// take each PACT's changes when it finishes (<see cref="PactFinished"/>), key by key.
+    /// </summary>
+    bool PipelinesKeys { get; }
+
+    /// <summary>PACT <paramref name="tid"/> finished here: its changes to the keys it held become the latest state, and part of its batch's version.</summary>
+    void PactFinished(long tid, long bid);
+
+    /// <summary>PACT <paramref name="tid"/> was dropped by a cascading abort: its own version goes, unapplied.</summary>
+    void PactDropped(long tid);
+
     void BatchCommitted(long bid);
 
     /// <summary>Drops the versions of batches after <paramref name="keptUpTo"/>; the latest state is the newest one left.</summary>

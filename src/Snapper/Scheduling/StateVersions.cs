@@ -13,12 +13,19 @@ namespace Snapper.Scheduling;
 /// <item>An ACT copies <c>Latest</c>: it runs only after the batches before it completed here and before any batch
 /// after it starts, so no batch is changing <c>Latest</c> meanwhile. It commits only after those batches committed,
 /// so when it installs its copy, <c>Committed</c> equals <c>Latest</c> and no version is left.</item>
+/// <item>Key level (<paramref name="keyLevel"/>, a state of keys, <see cref="IKeyedVersion"/>): PACTs of keyed batches
+/// run side by side, each on its own version (<see cref="ForKeyedPact"/>), holding its keys alone (the schedule's key
+/// queues). A PACT takes each key from <c>Latest</c> when it acquires it, and when it finishes its changes are applied to
+/// a new <c>Latest</c> and to its batch's version. So a batch's version holds exactly what its PACTs changed, as they
+/// left it, and the committed state advances by applying versions' changes in bid order, whatever order the keys were
+/// used in. Versions are replaced, never changed once shared; <c>Latest</c> stays shared in keyed mode.</item>
 /// </list>
 /// </remarks>
-internal sealed class StateVersions<TState>(object gate, TState initial, Func<TState, TState> copy, long lastSeq = 0) : IActorStateVersions
+internal sealed class StateVersions<TState>(object gate, TState initial, Func<TState, TState> copy, long lastSeq = 0, bool keyLevel = false) : IActorStateVersions
     where TState : class
 {
     private readonly Dictionary<long, TState> _versions = new();
+    private readonly Dictionary<long, PactVersion> _pactVersions = new();
     private TState _committed = initial;
     private TState _latest = initial;
     private bool _latestShared = true;
@@ -57,6 +64,51 @@ internal sealed class StateVersions<TState>(object gate, TState initial, Func<TS
 
             return _latest;
         }
+    }
+
+    /// <summary>
+    /// The version PACT <paramref name="tid"/> of a keyed batch works on here: its own, made at its first use, with
+    /// <paramref name="keys"/> taken from the latest state the first time it names them (the PACTs before it in their
+    /// queues have finished with them, and none after it may use them until it finishes).
+    /// </summary>
+    public TState ForKeyedPact(long tid, IReadOnlyCollection<object> keys)
+    {
+        lock (gate)
+        {
+            if (!_pactVersions.TryGetValue(tid, out var held))
+            {
+                _pactVersions[tid] = held = new PactVersion((TState)Keyed(_latest).NewVersion());
+                held.Keys.UnionWith(keys);
+                return held.Version;
+            }
+
+            var fresh = keys.Where(held.Keys.Add).ToList();
+            if (fresh.Count > 0)
+            {
+                Keyed(held.Version).TakeKeys(_latest, fresh);
+            }
+
+            return held.Version;
+        }
+    }
+
+    public bool PipelinesKeys => keyLevel && _latestShared && _latest is IKeyedVersion { BaseInLog: true };
+
+    public void PactFinished(long tid, long bid)
+    {
+        if (!_pactVersions.Remove(tid, out var held) || !Keyed(held.Version).HasChanges)
+        {
+            return;
+        }
+
+        if (!_versions.TryGetValue(bid, out var version))
+        {
+            // Only its changed keys count: its other keys may grow older than the latest state's.
+            _versions[bid] = version = (TState)Keyed(_latest).NewVersion();
+        }
+
+        Keyed(held.Version).ApplyChangesTo(version);
+        _latest = Applied(_latest, held.Version);
     }
 
     /// <summary>A private copy of the state an ACT starts from: the state after the batches before it.</summary>
@@ -119,6 +171,11 @@ internal sealed class StateVersions<TState>(object gate, TState initial, Func<TS
 
     public (object? Version, long Seq) BatchCompleted(long bid)
     {
+        if (_latestShared && _versions.TryGetValue(bid, out var keyed))
+        {
+            return (keyed, ++_seq); // made by its PACTs' changes, key by key
+        }
+
         if (_latestShared)
         {
             return (null, 0);
@@ -133,7 +190,8 @@ internal sealed class StateVersions<TState>(object gate, TState initial, Func<TS
     {
         if (_versions.Remove(bid, out var version))
         {
-            _committed = version;
+            // At key level a version holds its batch's changes, not necessarily the state after every earlier batch.
+            _committed = keyLevel ? Applied(_committed, version) : version;
         }
     }
 
@@ -144,6 +202,18 @@ internal sealed class StateVersions<TState>(object gate, TState initial, Func<TS
             _versions.Remove(bid);
         }
 
+        if (keyLevel && _latestShared)
+        {
+            // Rebuilt from what is left: the committed state and the kept batches' changes, in bid order.
+            _latest = _committed;
+            foreach (var bid in _versions.Keys.Order())
+            {
+                _latest = Applied(_latest, _versions[bid]);
+            }
+
+            return;
+        }
+
         if (keepWorking)
         {
             return;
@@ -151,5 +221,25 @@ internal sealed class StateVersions<TState>(object gate, TState initial, Func<TS
 
         _latest = _versions.Count > 0 ? _versions[_versions.Keys.Max()] : _committed;
         _latestShared = true;
+    }
+
+    public void PactDropped(long tid) => _pactVersions.Remove(tid);
+
+    private static IKeyedVersion Keyed(TState state) => (IKeyedVersion)state;
+
+    /// <summary>A new version: <paramref name="state"/> with the changes of <paramref name="version"/> applied.</summary>
+    private static TState Applied(TState state, TState version)
+    {
+        var next = (TState)Keyed(state).NewVersion();
+        Keyed(version).ApplyChangesTo(next);
+        return next;
+    }
+
+    /// <summary>A keyed PACT's own version and the keys it took from the latest state so far.</summary>
+    private sealed class PactVersion(TState version)
+    {
+        public TState Version { get; } = version;
+
+        public HashSet<object> Keys { get; } = new();
     }
 }
