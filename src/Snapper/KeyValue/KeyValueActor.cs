@@ -35,10 +35,13 @@ public abstract partial class KeyValueActor<TKey, TValue> : TransactionalActor<K
         _concurrency = concurrency;
     }
 
-    /// <summary>The concurrency control this actor was made with.</summary>
-    protected ConcurrencyLevel Concurrency => _concurrency;
+    /// <summary>
+    /// The concurrency control of this actor: by default the one it was made with. Read once per silo, when the actor is
+    /// first activated there (the grain's id is known then); it must stay the same for the actor's whole life.
+    /// </summary>
+    protected virtual ConcurrencyLevel Concurrency => _concurrency;
 
-    private protected sealed override bool KeyLevelConcurrency => _concurrency == ConcurrencyLevel.Key;
+    private protected sealed override bool KeyLevelConcurrency => Concurrency == ConcurrencyLevel.Key;
 
     /// <summary>
     /// Acquires <paramref name="keys"/> for the transaction, each in its mode, and returns its view of the state (the same

@@ -232,9 +232,10 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
                 return Task.FromResult(slot.Batch.Keyed);
             }
 
-            slot.WaitingFor = keys;
-            slot.KeyWait = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
-            return slot.KeyWait.Task;
+            // Parallel calls of the PACT may wait here at once, each for its own keys.
+            var wait = new TaskCompletionSource<bool>(TaskCreationOptions.RunContinuationsAsynchronously);
+            (slot.KeyWaits ??= []).Add((keys, wait));
+            return wait.Task;
         }
     }
 
@@ -307,11 +308,10 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     {
         foreach (var lane in _lanes.Values)
         {
-            if (_pacts.TryGetValue(lane.First!.Value, out var head) && head.KeyWait is { } wait && AtHeads(lane.First.Value, head.WaitingFor!))
+            var tid = lane.First!.Value;
+            if (_pacts.TryGetValue(tid, out var head) && head.KeyWaits is { Count: > 0 } waits)
             {
-                head.KeyWait = null;
-                head.WaitingFor = null;
-                wait.TrySetResult(true);
+                waits.RemoveAll(wait => AtHeads(tid, wait.Keys) && wait.Done.TrySetResult(true));
             }
         }
     }
@@ -407,7 +407,11 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
                     {
                         var reason = reasonFor(batch.Bid, tid);
                         slot.Turn?.TrySetException(reason);
-                        slot.KeyWait?.TrySetException(reason);
+                        foreach (var (_, wait) in slot.KeyWaits ?? [])
+                        {
+                            wait.TrySetException(reason);
+                        }
+
                         LeaveLanes(tid, slot);
                         _versions?.PactDropped(tid);
                     }
@@ -800,10 +804,8 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         /// <summary>Queued in <see cref="_lanes"/> for its keys (its batch started keyed, and it has not finished).</summary>
         public bool InLanes { get; set; }
 
-        /// <summary>A use of keys waiting to reach the head of their queues, and the keys.</summary>
-        public TaskCompletionSource<bool>? KeyWait { get; set; }
-
-        public IReadOnlyCollection<object>? WaitingFor { get; set; }
+        /// <summary>Uses of keys waiting to reach the head of their queues: the keys, and what completes when they did.</summary>
+        public List<(IReadOnlyCollection<object> Keys, TaskCompletionSource<bool> Done)>? KeyWaits { get; set; }
 
         public int Entered { get; set; }
 

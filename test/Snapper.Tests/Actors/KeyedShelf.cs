@@ -4,6 +4,10 @@ namespace Snapper.Tests.Actors;
 [GenerateSerializer]
 public sealed record ShelfWrite([property: Id(0)] string Item, [property: Id(1)] int Count, [property: Id(2)] string? Gate = null, [property: Id(3)] bool ThenFail = false);
 
+/// <summary>Call <paramref name="Target"/>'s <c>Write</c> of one for each item, all at once.</summary>
+[GenerateSerializer]
+public sealed record ParallelWrites([property: Id(0)] long Target, [property: Id(1)] string[] Items);
+
 /// <summary>A key-value actor made for key-level concurrency control: item name to count.</summary>
 public interface IKeyedShelf : ITransactionalActor, IGrainWithIntegerKey
 {
@@ -15,6 +19,8 @@ public interface IKeyedShelf : ITransactionalActor, IGrainWithIntegerKey
 
     /// <summary>Adds one to each item, one <c>GetState</c> per item.</summary>
     Task WriteEach(TxnContext ctx, string[] items);
+
+    Task WriteInParallel(TxnContext ctx, ParallelWrites writes);
 }
 
 public sealed class KeyedShelf() : KeyValueActor<string, int>(ConcurrencyLevel.Key), IKeyedShelf
@@ -48,5 +54,11 @@ public sealed class KeyedShelf() : KeyValueActor<string, int>(ConcurrencyLevel.K
             var state = await GetState(ctx, AccessMode.ReadWrite, item);
             state.Put(item, (state.TryGet(item, out var had) ? had : 0) + 1);
         }
+    }
+
+    public Task WriteInParallel(TxnContext ctx, ParallelWrites writes)
+    {
+        var target = GrainFactory.GetGrain<IKeyedShelf>(writes.Target);
+        return Task.WhenAll(writes.Items.Select(item => CallActor(ctx, target.Write, new ShelfWrite(item, 1))));
     }
 }

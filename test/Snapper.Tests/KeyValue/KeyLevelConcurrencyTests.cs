@@ -57,6 +57,23 @@ public sealed class KeyLevelConcurrencyTests(ClusterFixture fixture)
     }
 
     [Fact]
+    public async Task Parallel_calls_of_one_pact_wait_for_their_keys_together()
+    {
+        var (shelf, caller) = (Shelf(ClusterFixture.NewId()), Shelf(ClusterFixture.NewId()));
+        var hold = $"parallel-{Guid.NewGuid()}";
+        var first = shelf.StartTxn(shelf.Write, new ShelfWrite("a", 1, hold), Keys(shelf, "a"));
+        await Gates.WhenReached(hold);
+
+        // Both calls of the second PACT wait for key a at once; each must get it once the first PACT is done.
+        var declared = Keys(shelf, "a", "b").Add(shelf).Add(caller);
+        var second = caller.StartTxn(caller.WriteInParallel, new ParallelWrites(shelf.GetPrimaryKeyLong(), ["a", "a", "b"]), declared.Add(shelf));
+        await Task.Delay(200); // lets the calls queue for key a (they get it as well when they come later)
+        Gates.Release(hold);
+        await Task.WhenAll(first, second);
+        Assert.Equal(new Dictionary<string, int> { ["a"] = 3, ["b"] = 1 }, await AllOf(shelf));
+    }
+
+    [Fact]
     public async Task A_key_not_declared_aborts_the_pact_naming_actor_and_key_and_leaves_nothing()
     {
         var shelf = Shelf(ClusterFixture.NewId());

@@ -122,11 +122,17 @@ public sealed record MirrorOf([property: Id(0)] long Grain, [property: Id(1)] in
 /// <summary>
 /// The history actor as a key-value actor: each of its keys is one "actor" of the history (the step's
 /// <see cref="Step.Target"/>, a virtual id: grain <c>Target / KeysPerActor</c>, key <c>Target % KeysPerActor</c>), holding
-/// that key's writer list, so the checker verifies per key what it verifies per actor for opaque state.
+/// that key's writer list, so the checker verifies per key what it verifies per actor for opaque state. Grains for
+/// targets from <see cref="KeyLevelTargets"/> on schedule PACTs per key.
 /// </summary>
 public sealed class KeyedHistoryActor : KeyValueActor<int, long[]>, IKeyedHistoryActor
 {
     public const int KeysPerActor = 4;
+
+    /// <summary>History actors from this id on are keys of actors with key-level concurrency control (their replicas too).</summary>
+    public const long KeyLevelTargets = 1L << 46;
+
+    protected override ConcurrencyLevel Concurrency => this.GetPrimaryKeyLong() >= KeyLevelTargets / KeysPerActor ? ConcurrencyLevel.Key : ConcurrencyLevel.Actor;
 
     public static (long Grain, int Key) Locate(long target) => (target / KeysPerActor, (int)(target % KeysPerActor));
 

@@ -15,7 +15,8 @@ public sealed record RandomWorkloadShape(
     double UserAbortProbability = 0.05,
     double PactFraction = 0,
     bool Keyed = false,
-    bool Mirrored = false);
+    bool Mirrored = false,
+    bool KeyLevel = false);
 
 /// <summary>
 /// Generates seeded random transactions over <see cref="HistoryActor"/>s, runs them concurrently as ACTs or, for
@@ -24,7 +25,9 @@ public sealed record RandomWorkloadShape(
 /// <see cref="RandomWorkloadShape.Keyed"/> the history's actors are keys of <see cref="KeyedHistoryActor"/>s; with
 /// <see cref="RandomWorkloadShape.Mirrored"/> as well, each key has a replica on another actor (an update dependency),
 /// which only forwarding writes and some reads read instead of the key: the replica is one more object of the history,
-/// written by exactly the transactions that write its leader, in the same transaction.
+/// written by exactly the transactions that write its leader, in the same transaction. With
+/// <see cref="RandomWorkloadShape.KeyLevel"/> (ids from <see cref="KeyedHistoryActor.KeyLevelTargets"/> on), the actors
+/// use key-level concurrency control and PACTs declare the keys they use.
 /// </summary>
 public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomWorkloadShape shape)
 {
@@ -126,26 +129,40 @@ public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomW
         ? grains.GetGrain<IKeyedHistoryActor>(KeyedHistoryActor.Locate(actor).Grain)
         : grains.GetGrain<IHistoryActor>(actor);
 
-    /// <summary>Exactly the accesses the plan makes: the first actor once, and one per call to each child actor.</summary>
+    /// <summary>
+    /// Exactly the accesses the plan makes: the first actor once, one per call to each child actor, and one to a key's
+    /// replica per write of the key; at key level, with the key each access uses.
+    /// </summary>
     private ActorAccessInfo Declare(long root, Step step)
     {
-        var info = new ActorAccessInfo().Add(GrainOf(root));
-        var pending = new Stack<Step>([step]);
-        while (pending.TryPop(out var current))
+        var info = new ActorAccessInfo();
+        var pending = new Stack<(long Actor, Step Step)>([(root, step)]);
+        while (pending.TryPop(out var entry))
         {
+            var (actor, current) = entry;
+            Access(info, actor, current.Target);
             if (shape.Mirrored && current.Write)
             {
-                info.Add(GrainOf(current.Target + MirrorOffset)); // the write is forwarded to the replica's actor
+                Access(info, current.Target + MirrorOffset, current.Target + MirrorOffset); // the write is forwarded to the replica
             }
 
             for (var i = 0; i < current.Children.Length; i++)
             {
-                info.Add(GrainOf(current.ChildActors[i]));
-                pending.Push(current.Children[i]);
+                pending.Push((current.ChildActors[i], current.Children[i]));
             }
         }
 
         return info;
+    }
+
+    /// <summary>One access to the grain of <paramref name="actor"/>, using the key of <paramref name="target"/> there.</summary>
+    private void Access(ActorAccessInfo info, long actor, long target)
+    {
+        info.Add(GrainOf(actor));
+        if (shape.KeyLevel)
+        {
+            info.AddKeys(GrainOf(actor), KeyedHistoryActor.Locate(target).Key);
+        }
     }
 
     private (long Root, Step Step) Plan(Random random, long txn)

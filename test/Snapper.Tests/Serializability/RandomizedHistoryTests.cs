@@ -44,6 +44,18 @@ public sealed class RandomizedHistoryTests(ClusterFixture fixture, ITestOutputHe
     [InlineData(57, 0.9)]
     public Task Random_key_value_histories_with_replicated_keys_are_serializable(int seed, double pactFraction) =>
         RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction) with { Keyed = true, Mirrored = true });
+
+    /// <summary>
+    /// The same on actors with key-level concurrency control, PACTs declaring the keys they use: keyed batches run side
+    /// by side on an actor, and the checker still finds one serial order per key.
+    /// </summary>
+    [Theory]
+    [InlineData(61, 1.0, false)]
+    [InlineData(62, 0.9, false)]
+    [InlineData(63, 1.0, true)]
+    [InlineData(64, 0.5, true)]
+    public Task Random_key_level_histories_are_serializable(int seed, double pactFraction, bool mirrored) =>
+        RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction) with { Keyed = true, Mirrored = mirrored, KeyLevel = true });
 }
 
 /// <summary>The hybrid mixes again under the stricter rule, <see cref="Hosting.HybridScheduling.CommittedBatchesOnly"/>.</summary>
@@ -78,7 +90,8 @@ internal static class RandomRuns
 
     public static async Task RunAndCheck(IGrainFactory grains, ITestOutputHelper output, int seed, RandomWorkloadShape shape)
     {
-        var workload = new RandomHistory(grains, ClusterFixture.NewIds(shape.HotActors + shape.ColdActors)[0], shape);
+        var first = ClusterFixture.NewIds(shape.HotActors + shape.ColdActors)[0] + (shape.KeyLevel ? KeyedHistoryActor.KeyLevelTargets : 0);
+        var workload = new RandomHistory(grains, first, shape);
 
         var (history, final) = await workload.RunAsync(seed, Transactions, concurrency: 16, firstTxnId: seed * 1_000_000L);
 
