@@ -6,13 +6,28 @@ namespace Snapper.Workloads.Ledger;
 /// <summary>
 /// The crash tests' ledger on key-value actors: a branch holds several accounts, one key each (account id to
 /// <see cref="LedgerState"/>), so that a transfer changes a few keys of a few branches and the log holds only those
-/// keys (incremental logging). Accounts <see cref="AccountsPerBranch"/> apart share a branch.
+/// keys (incremental logging). Accounts <see cref="AccountsPerBranch"/> apart share a branch. Odd branches use key-level
+/// concurrency control (PACTs declaring the accounts they touch run side by side on a branch), even ones actor level.
 /// </summary>
 public static class LedgerBranches
 {
     public const long AccountsPerBranch = 4;
 
     public static long BranchOf(long account) => account / AccountsPerBranch;
+
+    public static bool IsKeyLevel(long branch) => branch % 2 == 1;
+
+    /// <summary>A PACT's declaration for a transfer among <paramref name="accounts"/>: one access per branch, with the accounts it uses there.</summary>
+    public static ActorAccessInfo Declare(IGrainFactory grains, IEnumerable<long> accounts)
+    {
+        var info = new ActorAccessInfo();
+        foreach (var account in accounts)
+        {
+            info.AddKeys(grains.GetGrain<ILedgerBranch>(BranchOf(account)), account);
+        }
+
+        return info;
+    }
 }
 
 /// <summary>Move <paramref name="Amount"/> from account <paramref name="From"/> to each of <paramref name="To"/>, as operation <paramref name="OpId"/>.</summary>
@@ -44,6 +59,8 @@ public interface ILedgerBranch : ITransactionalActor, IGrainWithIntegerKey
 
 public sealed class LedgerBranch : KeyValueActor<long, LedgerState>, ILedgerBranch
 {
+    protected override ConcurrencyLevel Concurrency => LedgerBranches.IsKeyLevel(this.GetPrimaryKeyLong()) ? ConcurrencyLevel.Key : ConcurrencyLevel.Actor;
+
     public async Task Open(TxnContext ctx, BranchOpen input)
     {
         var state = await GetState(ctx, AccessMode.ReadWrite, input.Accounts);

@@ -144,7 +144,8 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
 
     /// <summary>
     /// One kill point: its own accounts (so states stay small while the log grows), its operations and their outcomes;
-    /// <paramref name="keyed"/>: the accounts are keys of <see cref="ILedgerBranch"/> actors rather than actors of their own.
+    /// <paramref name="keyed"/>: the accounts are keys of <see cref="ILedgerBranch"/> actors rather than actors of their own
+    /// (half of the branches with key-level concurrency control, PACTs declaring the accounts they use).
     /// </summary>
     private sealed class Round(int point, int seed, bool keyed)
     {
@@ -181,7 +182,7 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
                 var branch = Branch(grains, op.From);
                 var move = new BranchMove(op.Id, op.From, op.To, op.Amount);
                 return pact
-                    ? branch.StartTxn(branch.Move, move, ActorAccessInfo.Of([.. op.Accounts.Select(LedgerBranches.BranchOf).Distinct().Select(b => (IAddressable)grains.GetGrain<ILedgerBranch>(b))]))
+                    ? branch.StartTxn(branch.Move, move, LedgerBranches.Declare(grains, op.Accounts))
                     : branch.StartTxn(branch.Move, move);
             }
 
