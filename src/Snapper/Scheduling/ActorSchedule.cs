@@ -276,7 +276,13 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     /// <summary>The PACT is done here: it leaves its key queues (after its changes went to the versions), and the next ones move up.</summary>
     private void FinishSlot(long tid, PactSlot slot)
     {
+        if (slot.Finished)
+        {
+            return;
+        }
+
         slot.Finished = true;
+        slot.Batch.Unfinished--;
         _versions?.PactFinished(tid, slot.Bid);
         LeaveLanes(tid, slot);
         WakeLaneHeads();
@@ -656,23 +662,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         }
     }
 
-    private bool AllFinished(SubBatch batch)
-    {
-        if (!batch.Keyed)
-        {
-            return batch.Index >= batch.Tids.Length;
-        }
-
-        foreach (var tid in batch.Tids)
-        {
-            if (!_pacts[tid].Finished)
-            {
-                return false;
-            }
-        }
-
-        return true;
-    }
+    private static bool AllFinished(SubBatch batch) => batch.Keyed ? batch.Unfinished == 0 : batch.Index >= batch.Tids.Length;
 
     private bool TryStartNext()
     {
@@ -783,6 +773,9 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         public int Index { get; set; }
 
         public bool Started { get; set; }
+
+        /// <summary>Its PACTs that have not finished here.</summary>
+        public int Unfinished { get; set; } = tids.Length;
 
         /// <summary>Started keyed: its PACTs queue per key instead of running one at a time.</summary>
         public bool Keyed { get; set; }

@@ -4,9 +4,9 @@ namespace Snapper.Tests.Actors;
 [GenerateSerializer]
 public sealed record ShelfWrite([property: Id(0)] string Item, [property: Id(1)] int Count, [property: Id(2)] string? Gate = null, [property: Id(3)] bool ThenFail = false);
 
-/// <summary>Call <paramref name="Target"/>'s <c>Write</c> of one for each item, all at once.</summary>
+/// <summary>Call <paramref name="Target"/>'s <c>Write</c> with each of <paramref name="Writes"/>, all at once.</summary>
 [GenerateSerializer]
-public sealed record ParallelWrites([property: Id(0)] long Target, [property: Id(1)] string[] Items);
+public sealed record ParallelWrites([property: Id(0)] long Target, [property: Id(1)] ShelfWrite[] Writes);
 
 /// <summary>A key-value actor made for key-level concurrency control: item name to count.</summary>
 public interface IKeyedShelf : ITransactionalActor, IGrainWithIntegerKey
@@ -59,6 +59,6 @@ public sealed class KeyedShelf() : KeyValueActor<string, int>(ConcurrencyLevel.K
     public Task WriteInParallel(TxnContext ctx, ParallelWrites writes)
     {
         var target = GrainFactory.GetGrain<IKeyedShelf>(writes.Target);
-        return Task.WhenAll(writes.Items.Select(item => CallActor(ctx, target.Write, new ShelfWrite(item, 1))));
+        return Task.WhenAll(writes.Writes.Select(write => CallActor(ctx, target.Write, write)));
     }
 }

@@ -31,4 +31,29 @@ public sealed class SnapperDDependencyTests(SnapperDFixture fixture)
         Assert.Equal(new Dictionary<string, int> { ["k"] = 3 }, await All(replica));
         Assert.Empty(await L(replica).StartTxn(L(replica).DependenciesOf, "k"));
     }
+
+    [Fact]
+    public async Task A_global_pact_on_other_keys_runs_beside_a_local_batch_holding_a_key_of_a_key_level_actor()
+    {
+        var shelf = fixture.Client.GetGrain<IKeyedShelf>(fixture.OnWorker<IKeyedShelf>(1, 1)[0]);
+        var caller = fixture.Client.GetGrain<IKeyedShelf>(fixture.OnWorker<IKeyedShelf>(0, 1)[0]);
+        var (holdA, holdB) = ($"cluster-key-a-{Guid.NewGuid()}", $"cluster-key-b-{Guid.NewGuid()}");
+        var local = shelf.StartTxn(shelf.Write, new ShelfWrite("a", 1, holdA), new ActorAccessInfo().AddKeys(shelf, "a"));
+        await Gates.WhenReached(holdA);
+
+        // A global PACT (two workers) declares key b of the shelf: its part is merged after the local batch on worker 1,
+        // and runs while that batch still holds key a.
+        var global = caller.StartTxn(caller.WriteInParallel, new ParallelWrites(shelf.GetPrimaryKeyLong(), [new("b", 2, holdB)]),
+            new ActorAccessInfo().AddKeys(shelf, "b").Add(caller));
+        await Gates.WhenReached(holdB);
+        Gates.Release(holdB);
+        Gates.Release(holdA);
+        await Task.WhenAll(local, global);
+        Assert.Equal(new Dictionary<string, int> { ["a"] = 1, ["b"] = 2 }, await shelf.StartTxn(shelf.All, 0, ActorAccessInfo.Of(shelf)));
+
+        var undeclared = await Assert.ThrowsAsync<TransactionAbortedException>(() => caller.StartTxn(caller.WriteInParallel,
+            new ParallelWrites(shelf.GetPrimaryKeyLong(), [new("c", 1)]), new ActorAccessInfo().AddKeys(shelf, "b").Add(caller)));
+        Assert.Equal(AbortReason.UndeclaredAccess, undeclared.Reason);
+        Assert.Contains("'c'", undeclared.Message);
+    }
 }

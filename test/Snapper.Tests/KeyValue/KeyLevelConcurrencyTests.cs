@@ -66,7 +66,7 @@ public sealed class KeyLevelConcurrencyTests(ClusterFixture fixture)
 
         // Both calls of the second PACT wait for key a at once; each must get it once the first PACT is done.
         var declared = Keys(shelf, "a", "b").Add(shelf).Add(caller);
-        var second = caller.StartTxn(caller.WriteInParallel, new ParallelWrites(shelf.GetPrimaryKeyLong(), ["a", "a", "b"]), declared.Add(shelf));
+        var second = caller.StartTxn(caller.WriteInParallel, new ParallelWrites(shelf.GetPrimaryKeyLong(), [new("a", 1), new("a", 1), new("b", 1)]), declared.Add(shelf));
         await Task.Delay(200); // lets the calls queue for key a (they get it as well when they come later)
         Gates.Release(hold);
         await Task.WhenAll(first, second);

@@ -46,6 +46,93 @@ public sealed class ActorScheduleTests
         Assert.Equal([10L], _batches.Completed);
     }
 
+    /// <summary>Versions of a key-level actor, as far as the schedule sees them: records which PACTs finished.</summary>
+    private sealed class KeyedVersions : IActorStateVersions
+    {
+        public List<long> Finished { get; } = new();
+
+        public bool PipelinesKeys => true;
+
+        public (object? Version, long Seq) BatchCompleted(long bid) => (null, 0);
+
+        public void BatchCommitted(long bid)
+        {
+        }
+
+        public void DropAfter(long keptUpTo, bool keepWorking = false)
+        {
+        }
+
+        public void PactFinished(long tid, long bid) => Finished.Add(tid);
+
+        public void PactDropped(long tid)
+        {
+        }
+    }
+
+    private static PactAccess Keyed(long tid, params string[] keys) => new(tid, 1, keys.Cast<object>().ToHashSet());
+
+    [Fact]
+    public async Task Keyed_batches_start_together_queue_per_key_and_complete_in_bid_order()
+    {
+        var schedule = Create();
+        var versions = new KeyedVersions();
+        schedule.Attach(versions);
+        schedule.Deliver(10, -1, [Keyed(10, "a"), Keyed(11, "b")]);
+        schedule.Deliver(20, 10, [Keyed(20, "b"), Keyed(21, "c")]);
+
+        // Every PACT of both batches enters at once; only the keys decide who waits.
+        await Task.WhenAll(schedule.EnterAsync(10), schedule.EnterAsync(11), schedule.EnterAsync(20), schedule.EnterAsync(21));
+        Assert.True(await schedule.EnterKeysAsync(21, ["c"]));
+        Assert.True(await schedule.EnterKeysAsync(10, ["a"]));
+        var waitsForB = schedule.EnterKeysAsync(20, ["b"]);
+        Assert.False(waitsForB.IsCompleted); // PACT 11 of the earlier batch declared b
+
+        schedule.Exit(21);
+        Assert.Empty(_batches.Completed); // batch 20 is not done, and batch 10 comes first anyway
+        await schedule.EnterKeysAsync(11, ["b"]);
+        schedule.Exit(11);
+        Assert.True(await waitsForB);
+        schedule.Exit(20);
+        Assert.Empty(_batches.Completed); // batch 20 finished here before batch 10: it waits to complete after it
+        schedule.Exit(10);
+        Assert.Equal([10L, 20L], _batches.Completed);
+        Assert.Equal([21L, 11L, 20L, 10L], versions.Finished);
+
+        var undeclared = await Assert.ThrowsAsync<TransactionAbortedException>(async () =>
+        {
+            schedule.Deliver(30, 20, [Keyed(30, "a")]);
+            await schedule.EnterAsync(30);
+            await schedule.EnterKeysAsync(30, ["a", "z"]);
+        });
+        Assert.Equal(AbortReason.UndeclaredAccess, undeclared.Reason);
+        Assert.Contains("'z'", undeclared.Message);
+    }
+
+    [Fact]
+    public async Task A_batch_with_a_pact_declared_whole_runs_alone_among_keyed_ones()
+    {
+        var schedule = Create();
+        schedule.Attach(new KeyedVersions());
+        schedule.Deliver(10, -1, [Keyed(10, "a")]);
+        schedule.Deliver(20, 10, [(20, 1)]);
+        schedule.Deliver(30, 20, [Keyed(30, "b")]);
+
+        await schedule.EnterAsync(10);
+        var whole = schedule.EnterAsync(20);
+        var keyed = schedule.EnterAsync(30);
+        Assert.False(whole.IsCompleted);
+        Assert.False(keyed.IsCompleted); // not before the whole one, though its key is free
+        schedule.Exit(10);
+        await whole;
+        Assert.False(keyed.IsCompleted);
+        Assert.False(await schedule.EnterKeysAsync(20, ["a"])); // declared whole: uses the actor as a whole
+        schedule.Exit(20);
+        await keyed;
+        schedule.Exit(30);
+        Assert.Equal([10L, 20L, 30L], _batches.Completed);
+    }
+
     [Fact]
     public async Task A_batch_starts_only_after_the_batch_its_prev_bid_names_completed_here()
     {
