@@ -32,6 +32,10 @@ var statesOption = new Option<string>("--states")
 };
 var actorSkewOption = new Option<string>("--actor-skew") { Description = "marketplace: share of sellers that are hot (75% of picks); 1 = uniform; a list sweeps it", DefaultValueFactory = _ => "1" };
 var keySkewOption = new Option<string>("--key-skew") { Description = "marketplace: share of a seller's products that are hot (75% of picks); 1 = uniform; a list sweeps it", DefaultValueFactory = _ => "1" };
+var concurrencyOption = new Option<string?>("--concurrency")
+{
+    Description = "marketplace: concurrency control of its actors, actor or key; a list runs each on a silo of its own (default actor)",
+};
 var itemsOption = new Option<int?>("--items") { Description = "TPC-C items (default 100000; 10000 with --quick)" };
 var pipelineOption = new Option<string[]>("--pipeline")
 {
@@ -80,7 +84,7 @@ var minutesOption = new Option<int?>("--minutes")
 
 var root = new RootCommand("Snapper experiment runner: one workload, several execution modes side by side, CSV and charts.")
 {
-    workloadOption, modesOption, actorsOption, txnSizeOption, actorSizeOption, statesOption, actorSkewOption, keySkewOption, zipfOption, hotOption, pactPercentOption, warehousesOption, orderPartitionsOption,
+    workloadOption, modesOption, actorsOption, txnSizeOption, actorSizeOption, statesOption, actorSkewOption, keySkewOption, concurrencyOption, zipfOption, hotOption, pactPercentOption, warehousesOption, orderPartitionsOption,
     itemsOption, pipelineOption, epochsOption,
     warmupOption, epochSecondsOption, quickOption, outOption, dataOption, clusterOption, clusterDataOption, workersOption, distPercentOption, distLevelOption,
     tagOption, loggingOption, checkpointOption, seedOption, replotOption, minutesOption,
@@ -212,7 +216,11 @@ root.SetAction(async (parse, cancellationToken) =>
     Console.WriteLine($"Snapper runner: {workloadName}, modes {string.Join(", ", modes)}, {points.Count} point(s), logging {string.Join(", ", durabilities.Select(d => d.Name))}, " +
         $"{settings.Epochs} x {settings.EpochLength.TotalSeconds:0.#} s epochs ({settings.WarmupEpochs} warm-up), output {outDirectory}");
 
-    foreach (var durability in durabilities)
+    // Marketplace actors' concurrency control is fixed per silo: each level gets silos of its own (null: the default).
+    var levels = parse.GetValue(concurrencyOption) is { } levelList && cluster is null
+        ? levelList.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).Select(name => (Snapper.ConcurrencyLevel?)Enum.Parse<Snapper.ConcurrencyLevel>(name, ignoreCase: true)).ToArray()
+        : [null];
+    foreach (var (durability, level) in durabilities.SelectMany(d => levels.Select(level => (d, level))))
     {
         if (durability.DataFolder is { } fresh && Directory.Exists(fresh))
         {
@@ -224,7 +232,7 @@ root.SetAction(async (parse, cancellationToken) =>
             Console.WriteLine($"WARNING: log={durability.Name} does not fsync: a crash can lose acknowledged transactions. Experiments only.");
         }
 
-        using (var host = RunnerHost.Create([], cluster, durability))
+        using (var host = RunnerHost.Create(level is null ? [] : [$"--Marketplace:Concurrency={level}"], cluster, durability))
         {
             await host.StartAsync(cancellationToken);
             var grains = host.Services.GetRequiredService<IGrainFactory>();
@@ -238,13 +246,14 @@ root.SetAction(async (parse, cancellationToken) =>
                         throw new ArgumentException($"{point.Name} has no {mode} mode.");
                     }
 
-                    Console.WriteLine($"Preparing {point.Name} for {mode} (log={durability.Name}) ...");
+                    Console.WriteLine($"Preparing {point.Name} for {mode} (log={durability.Name}{(level is null ? "" : $", {level} level")}) ...");
                     await point.PrepareAsync(grains, mode, cancellationToken);
                     foreach (var pipeline in settings.Pipelines.GetValueOrDefault(mode) ?? RunSettings.DefaultPipelines[mode])
                     {
                         var result = await runner.RunAsync(point, mode, pipeline, new SyncProgress(Console.WriteLine), cancellationToken);
                         var problem = await point.CheckConsistencyAsync(grains, mode, cancellationToken);
-                        result = result with { Parameters = [new("log", durability.Name), .. tags, .. result.Parameters], ConsistencyError = problem };
+                        KeyValuePair<string, string>[] levelTag = level is null ? [] : [new("concurrency", level.Value.ToString().ToLowerInvariant())];
+                        result = result with { Parameters = [new("log", durability.Name), .. levelTag, .. tags, .. result.Parameters], ConsistencyError = problem };
                         Console.WriteLine($"  -> {result.CommittedPerSecond:N0} txn/s, p50 {result.P50Ms:F2} ms, p99 {result.P99Ms:F2} ms, " +
                             $"aborts {result.AbortRate:P1}, {(double.IsNaN(result.LogBytesPerTxn) ? "" : $"log {result.LogBytesPerTxn:N0} B and {result.FsyncsPerTxn:F3} fsyncs per txn, ")}" +
                             $"consistency {problem ?? "ok"}");

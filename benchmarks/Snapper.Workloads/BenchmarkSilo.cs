@@ -38,6 +38,7 @@ public static class BenchmarkSilo
             options.LogFsync = durability.Fsync;
             options.CheckpointInterval = durability.CheckpointInterval;
         });
+        silo.Services.Configure<global::Marketplace.MarketplaceOptions>(configuration.GetSection("Marketplace"));
         if (durability.DataFolder is null)
         {
             silo.Services.AddGrainStorage(OrleansTxnStorage.Name, (_, _) => new ByReferenceGrainStorage());

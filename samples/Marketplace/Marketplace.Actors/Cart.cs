@@ -17,7 +17,7 @@ public interface ICartActor : ITransactionalActor, IGrainWithIntegerKey
     Task<Dictionary<int, CartItem>> Items(TxnContext ctx, int unused);
 }
 
-public sealed class CartActor : KeyValueActor<int, CartItem>, ICartActor
+public sealed class CartActor : MarketplaceActor<int, CartItem>, ICartActor
 {
     public async Task AddItem(TxnContext ctx, AddToCart add)
     {

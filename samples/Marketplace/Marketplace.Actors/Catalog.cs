@@ -16,7 +16,7 @@ public interface IProductActor : ITransactionalActor, IGrainWithIntegerKey
     Task<Dictionary<int, Product>> All(TxnContext ctx, int unused);
 }
 
-public sealed class ProductActor : KeyValueActor<int, Product>, IProductActor
+public sealed class ProductActor : MarketplaceActor<int, Product>, IProductActor
 {
     public async Task AddProducts(TxnContext ctx, Dictionary<int, Product> products)
     {
@@ -50,7 +50,7 @@ public interface IStockActor : ITransactionalActor, IGrainWithIntegerKey
     Task<Dictionary<int, StockItem>> All(TxnContext ctx, int unused);
 }
 
-public sealed class StockActor : KeyValueActor<int, StockItem>, IStockActor
+public sealed class StockActor : MarketplaceActor<int, StockItem>, IStockActor
 {
     public async Task AddStock(TxnContext ctx, Dictionary<int, int> quantities)
     {

@@ -54,9 +54,11 @@ public sealed class MarketplaceClient(IGrainFactory grains, MarketplaceLayout la
         Products(layout.SellerOf(product)).StartTxn(Products(layout.SellerOf(product)).UpdatePrice, new PriceChange(product, price));
 
     /// <summary>
-    /// Checkout of the cart holding <paramref name="products"/>; as a PACT it declares every actor the checkout reaches:
-    /// the cart, its order, payment and customer actors, each seller's stock, the shipment actors, and, through the
-    /// dependencies, each seller's view (a package forwarded) and product actor (the cart items' dependencies ended).
+    /// Checkout of the cart holding <paramref name="products"/>; as a PACT it declares every actor the checkout reaches,
+    /// and the keys it uses there: the cart (whole: the checkout empties it), its order and payment (the order id), its
+    /// customer (the customer id), each seller's stock (the seller's products in the cart), the shipment actors (their
+    /// sellers), and, through the dependencies, each seller's view (a package forwarded) and product actor (the cart
+    /// items' dependencies ended there). Actors at actor level check the keys too, and run the PACT as a whole.
     /// </summary>
     public Task<Order> Checkout(int customer, long orderId, IReadOnlyCollection<int> products, bool pact)
     {
@@ -67,19 +69,15 @@ public sealed class MarketplaceClient(IGrainFactory grains, MarketplaceLayout la
             return cart.StartTxn(cart.Checkout, request);
         }
 
-        var sellers = products.Select(layout.SellerOf).Distinct().ToArray();
-        var accesses = ActorAccessInfo.Of(cart,
-            grains.GetGrain<IOrderActor>(layout.OrderActorOf(customer)),
-            grains.GetGrain<IPaymentActor>(layout.PaymentActorOf(customer)),
-            grains.GetGrain<ICustomerActor>(layout.CustomerActorOf(customer)));
-        foreach (var seller in sellers)
+        var accesses = ActorAccessInfo.Of(cart)
+            .AddKeys(grains.GetGrain<IOrderActor>(layout.OrderActorOf(customer)), orderId)
+            .AddKeys(grains.GetGrain<IPaymentActor>(layout.PaymentActorOf(customer)), orderId)
+            .AddKeys(grains.GetGrain<ICustomerActor>(layout.CustomerActorOf(customer)), customer);
+        foreach (var sold in products.GroupBy(layout.SellerOf))
         {
-            accesses.Add(Stock(seller)).Add(Products(seller)).Add(Seller(seller));
-        }
-
-        foreach (var shipment in sellers.Select(layout.ShipmentActorOf).Distinct())
-        {
-            accesses.Add(grains.GetGrain<IShipmentActor>(shipment));
+            var seller = sold.Key;
+            accesses.AddKeys(Stock(seller), [.. sold]).AddKeys(Products(seller), [.. sold]).AddKeys(Seller(seller), seller)
+                .AddKeys(grains.GetGrain<IShipmentActor>(layout.ShipmentActorOf(seller)), seller);
         }
 
         return cart.StartTxn(cart.Checkout, request, accesses);

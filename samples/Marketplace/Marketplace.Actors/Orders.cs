@@ -10,7 +10,7 @@ public interface IOrderActor : ITransactionalActor, IGrainWithIntegerKey
     Task<Dictionary<long, Order>> All(TxnContext ctx, int unused);
 }
 
-public sealed class OrderActor : KeyValueActor<long, Order>, IOrderActor
+public sealed class OrderActor : MarketplaceActor<long, Order>, IOrderActor
 {
     public async Task Create(TxnContext ctx, Order order) => (await GetState(ctx, AccessMode.ReadWrite, order.OrderId)).Put(order.OrderId, order);
 
@@ -23,7 +23,7 @@ public interface IPaymentActor : ITransactionalActor, IGrainWithIntegerKey
     Task Pay(TxnContext ctx, KeyValuePair<long, Payment> payment);
 }
 
-public sealed class PaymentActor : KeyValueActor<long, Payment>, IPaymentActor
+public sealed class PaymentActor : MarketplaceActor<long, Payment>, IPaymentActor
 {
     public async Task Pay(TxnContext ctx, KeyValuePair<long, Payment> payment) =>
         (await GetState(ctx, AccessMode.ReadWrite, payment.Key)).Put(payment.Key, payment.Value);
@@ -35,7 +35,7 @@ public interface ICustomerActor : ITransactionalActor, IGrainWithIntegerKey
     Task RecordCheckout(TxnContext ctx, Payment payment);
 }
 
-public sealed class CustomerActor : KeyValueActor<int, CustomerInfo>, ICustomerActor
+public sealed class CustomerActor : MarketplaceActor<int, CustomerInfo>, ICustomerActor
 {
     public async Task RecordCheckout(TxnContext ctx, Payment payment)
     {
@@ -54,7 +54,7 @@ public interface IShipmentActor : ITransactionalActor, IGrainWithIntegerKey
     Task Ship(TxnContext ctx, Dictionary<int, Package> packages);
 }
 
-public sealed class ShipmentActor : KeyValueActor<int, Package>, IShipmentActor
+public sealed class ShipmentActor : MarketplaceActor<int, Package>, IShipmentActor
 {
     public async Task OpenSellers(TxnContext ctx, int[] sellers)
     {
@@ -84,7 +84,7 @@ public interface ISellerActor : ITransactionalActor, IGrainWithIntegerKey
     Task<SellerView> View(TxnContext ctx, int unused);
 }
 
-public sealed class SellerActor : KeyValueActor<int, SellerView>, ISellerActor
+public sealed class SellerActor : MarketplaceActor<int, SellerView>, ISellerActor
 {
     private int Seller => (int)this.GetPrimaryKeyLong();
 

@@ -1,3 +1,4 @@
+using Microsoft.Extensions.DependencyInjection;
 using Marketplace;
 using Xunit;
 
@@ -11,10 +12,22 @@ namespace Snapper.Tests.KeyValue;
 public sealed class MarketplaceTests(ClusterFixture fixture)
 {
     [Fact]
-    public async Task Prices_stock_and_seller_views_follow_their_leaders_and_a_concurrent_mix_keeps_every_invariant()
+    public Task Prices_stock_and_seller_views_follow_their_leaders_and_a_concurrent_mix_keeps_every_invariant() =>
+        RunMarketplaceAsync(fixture.Client);
+
+    /// <summary>The same on a silo of its own whose marketplace actors use key-level concurrency control.</summary>
+    [Fact]
+    public async Task The_marketplace_keeps_every_invariant_with_key_level_concurrency_control()
     {
-        // The sellers' actors have fixed ids (0 to Sellers - 1): this is the only test that uses them.
-        var market = new MarketplaceClient(fixture.Client, new MarketplaceLayout(Sellers: 3, ProductsPerSeller: 4, Customers: 8));
+        await using var cluster = await ClusterFixture.StartAsync(_ => { },
+            silo => silo.Services.Configure<MarketplaceOptions>(o => o.Concurrency = ConcurrencyLevel.Key));
+        await RunMarketplaceAsync(cluster.Client);
+    }
+
+    private static async Task RunMarketplaceAsync(IGrainFactory grains)
+    {
+        // The sellers' actors have fixed ids (0 to Sellers - 1): in the shared silo, this is the only test that uses them.
+        var market = new MarketplaceClient(grains, new MarketplaceLayout(Sellers: 3, ProductsPerSeller: 4, Customers: 8));
         await market.SetUpAsync(price: product => 10m + product, stockPerProduct: 100);
 
         await market.AddItemToCart(customer: 0, product: 1, quantity: 2);
@@ -33,8 +46,8 @@ public sealed class MarketplaceTests(ClusterFixture fixture)
         await market.AddItemToCart(customer: 1, product: 2, quantity: 1);
         var cart = market.Cart(1);
         var undeclared = await Assert.ThrowsAsync<TransactionAbortedException>(() => cart.StartTxn(cart.Checkout, new CheckoutRequest(1, 2, market.Layout),
-            ActorAccessInfo.Of(cart, fixture.Client.GetGrain<IOrderActor>(1), fixture.Client.GetGrain<IPaymentActor>(1), fixture.Client.GetGrain<ICustomerActor>(1),
-                market.Stock(0), market.Seller(0), fixture.Client.GetGrain<IShipmentActor>(0))));
+            ActorAccessInfo.Of(cart, grains.GetGrain<IOrderActor>(1), grains.GetGrain<IPaymentActor>(1), grains.GetGrain<ICustomerActor>(1),
+                market.Stock(0), market.Seller(0), grains.GetGrain<IShipmentActor>(0))));
         Assert.Equal(AbortReason.UndeclaredAccess, undeclared.Reason);
         Assert.Single(await cart.StartTxn(cart.Items, 0));
 
