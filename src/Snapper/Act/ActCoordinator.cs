@@ -240,7 +240,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
         }
 
         // Whoever waits for this ACT's locks would now wait for batches that may wait for it: they give way.
-        core.Lock.HolderWaitsForBatches(txn.Tid);
+        core.HolderWaitsForBatches(txn);
         try
         {
             var committed = await Task.WhenAll(waits).WaitAsync(Runtime.Options.ExecutionTimeout);

@@ -75,6 +75,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         txn.Phase = ActorTxnPhase.Ended;
         core.Transactions.Remove(txn.Tid);
         core.Lock.Release(txn.Tid, txn.Doomed);
+        core.ReleaseKeys(txn);
         if (txn.Admitted)
         {
             txn.Admitted = false;
@@ -176,7 +177,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         if (CheckingHybrid && txn.Wrote && (readUncommitted || txn.ReadUncommitted) && !Runtime.Batches.IsResolved(txn.MaxBefore))
         {
             // The first actor may wait for the batches the ACT read from with this lock held (see ActCoordinator).
-            core.Lock.HolderWaitsForBatches(tid);
+            core.HolderWaitsForBatches(txn);
         }
 
         var vote = new PrepareResult(PrepareVote.ReadOnly, minAfter, complete,

@@ -38,6 +38,15 @@ internal sealed class ActorTransaction<TState>(TxnContext context, bool isRoot)
     /// <summary>True once <c>GetState</c> granted <see cref="AccessMode.ReadWrite"/>: the copy is installed at commit.</summary>
     public bool Wrote { get; set; }
 
+    /// <summary>Key-level actor: the keys whose locks it holds or asked for (released when it ends here).</summary>
+    public HashSet<object> LockedKeys { get; } = new();
+
+    /// <summary>Key-level actor: the keys its copy took from the latest state (each once, when first locked).</summary>
+    public HashSet<object> TakenKeys { get; } = new();
+
+    /// <summary>Key-level actor: it holds the actor whole (its lock for writing), and its copy is the whole state.</summary>
+    public bool HoldsWhole { get; set; }
+
     /// <summary>Whether the actor's schedule let this ACT in (no uncommitted PACT batch); it must leave at the end.</summary>
     public bool Admitted { get; set; }
 

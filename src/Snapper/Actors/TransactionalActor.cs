@@ -160,7 +160,8 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
 
     /// <summary>
     /// <see cref="GetState"/>; <paramref name="keysChecked"/>: a PACT that declared keys here uses only keys it declared
-    /// (a key-value actor checked them), else such a PACT is refused the whole state.
+    /// (a key-value actor checked them), else such a PACT is refused the whole state. An ACT on a key-level actor takes
+    /// the whole state for writing even to read it: ACTs holding single keys hold the actor's lock for reading.
     /// </summary>
     private protected async Task<TState> GetStateCore(TxnContext context, AccessMode mode, bool keysChecked)
     {
@@ -192,10 +193,18 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         }
 
         var txn = Participant.RequireActive(context);
-        var unlocked = mode == AccessMode.Read && _runtime.TestHooks.SkipReadLocks;
-        if (!unlocked && !_core.Lock.Holds(txn.Tid, mode))
+        var unlocked = mode == AccessMode.Read && _runtime.TestHooks.SkipReadLocks && !KeyLevelConcurrency;
+        var lockMode = KeyLevelConcurrency ? AccessMode.ReadWrite : mode;
+        if (!unlocked && !_core.Lock.Holds(txn.Tid, lockMode))
         {
-            await LockAsync(txn, mode);
+            await LockAsync(txn, () => _core.Lock.AcquireAsync(txn.Tid, lockMode, _runtime.Options.LockWaitTimeout));
+        }
+
+        if (KeyLevelConcurrency && !txn.HoldsWhole)
+        {
+            // It may have used single keys before: its copy becomes the whole latest state with its own changes.
+            txn.HoldsWhole = true;
+            txn.Working = txn.Working is { } keyed ? _core.State.Refreshed(keyed) : null;
         }
 
         txn.Touch();
@@ -208,7 +217,54 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         return txn.Working ?? _core.State.ForActRead();
     }
 
-    private async Task LockAsync(Actors.ActorTransaction<TState> txn, AccessMode mode)
+    /// <summary>
+    /// For an ACT on a key-level actor: locks <paramref name="keys"/> (and the actor for reading), and returns the ACT's
+    /// copy with them taken from the latest state; null if it uses the actor whole (it holds it whole already, or the
+    /// actor cannot be used by key now, see <see cref="Scheduling.StateVersions{TState}.KeyedActsAllowed"/>).
+    /// </summary>
+    /// <exception cref="TransactionAbortedException">Wait-die, a lock timeout, the hybrid bound, or it was aborted meanwhile.</exception>
+    /// <exception cref="TransactionNotActiveException">The context's transaction is not running on this actor.</exception>
+    private protected async Task<TState?> KeyedActStateAsync(TxnContext context, IReadOnlyDictionary<object, AccessMode> keys)
+    {
+        var txn = Participant.RequireActive(context);
+        if (!KeyLevelConcurrency || txn.HoldsWhole || !_core.State.KeyedActsAllowed)
+        {
+            return null;
+        }
+
+        await LockAsync(txn, async () =>
+        {
+            if (!_core.Lock.Holds(txn.Tid, AccessMode.Read))
+            {
+                await _core.Lock.AcquireAsync(txn.Tid, AccessMode.Read, _runtime.Options.LockWaitTimeout);
+            }
+
+            foreach (var (key, mode) in keys)
+            {
+                var keyLock = _core.KeyLock(key);
+                if (!keyLock.Holds(txn.Tid, mode))
+                {
+                    txn.LockedKeys.Add(key); // before the wait: ending the transaction withdraws the request too
+                    await keyLock.AcquireAsync(txn.Tid, mode, _runtime.Options.LockWaitTimeout);
+                }
+            }
+        });
+
+        txn.Touch();
+        if (keys.Values.Contains(AccessMode.ReadWrite))
+        {
+            txn.Wrote = true;
+        }
+
+        txn.Working = _core.State.ForKeyedAct(txn.Working, [.. keys.Keys.Where(txn.TakenKeys.Add)]);
+        return txn.Working;
+    }
+
+    /// <summary>
+    /// Lets the ACT in past the PACT batches placed before it here (once), then takes its locks with
+    /// <paramref name="acquire"/>, then records what the hybrid check needs of this actor.
+    /// </summary>
+    private async Task LockAsync(Actors.ActorTransaction<TState> txn, Func<Task> acquire)
     {
         try
         {
@@ -225,7 +281,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
                 txn.Admitted = true;
             }
 
-            await _core.Lock.AcquireAsync(txn.Tid, mode, _runtime.Options.LockWaitTimeout);
+            await acquire();
             if (CheckingHybrid)
             {
                 // After the lock: every ACT that conflicts with this one and came first has ended here by now.

@@ -12,7 +12,9 @@ public enum ConcurrencyLevel
     /// <summary>
     /// PACT batches whose PACTs declared keys here (<see cref="ActorAccessInfo.AddKeys{TKey}(IAddressable, TKey[])"/>)
     /// run side by side on disjoint keys, each key used by one PACT at a time in the batches' order; a PACT that declared
-    /// the actor whole still runs here alone. ACTs still hold the actor as at <see cref="Actor"/> level.
+    /// the actor whole still runs here alone. ACTs take a wait-die lock per key, created when first asked for and dropped
+    /// when nobody holds or waits for it; an ACT that acquires the whole collection (to enumerate it) holds the actor
+    /// exclusively, even to read.
     /// </summary>
     Key,
 }

@@ -17,7 +17,9 @@ namespace Snapper;
 /// Concurrency control is chosen when the actor is made (<see cref="ConcurrencyLevel"/>). At actor level, acquiring any
 /// key for writing takes the actor's write access (an ACT's exclusive lock; a PACT already has its turn), and the
 /// transaction works on its own copy of the collection. At key level, PACTs that declared keys here wait only for the
-/// PACTs before them that declared the same keys: <c>GetState</c> returns when the keys it names are free for them.
+/// PACTs before them that declared the same keys, and ACTs take a wait-die lock per key (and the actor's lock for
+/// reading): <c>GetState</c> returns when the keys it names are free for them. Acquiring the whole collection takes the
+/// actor's lock for writing, reading included, so it waits for every ACT holding keys.
 /// </remarks>
 public abstract partial class KeyValueActor<TKey, TValue> : TransactionalActor<KeyValueState<TKey, TValue>>, IDependencyEndpoints
     where TKey : notnull
@@ -66,6 +68,13 @@ public abstract partial class KeyValueActor<TKey, TValue> : TransactionalActor<K
             }
 
             keysChecked = true;
+        }
+        else if (await KeyedActStateAsync(context, keys.ToDictionary(pair => (object)pair.Key, pair => pair.Value)) is { } working)
+        {
+            // A key-level actor: the ACT locked these keys only, and its copy has them as their last writers left them.
+            var keyed = TransactionScoped(context, () => new DictionaryState<TKey, TValue>(this.GetGrainId().ToString(), working))!;
+            keyed.Extend(keys, working);
+            return keyed;
         }
 
         var wanted = keys.Values.Any(m => m == AccessMode.ReadWrite) ? AccessMode.ReadWrite : AccessMode.Read;

@@ -41,6 +41,9 @@ public sealed class KeyValueState<TKey, TValue> : IIncrementallyLogged, Scheduli
     private bool _loggedWhole;
 
     [NonSerialized]
+    private bool _keyOrdered;
+
+    [NonSerialized]
     private ImmutableDictionary<TKey, TValue>? _entries;
 
     /// <summary>The keys and values as a state serialized by an earlier Snapper held them (read once, then moved to <see cref="Entries"/>).</summary>
@@ -144,7 +147,7 @@ public sealed class KeyValueState<TKey, TValue> : IIncrementallyLogged, Scheduli
 
         return KeyedEntries.Encode(whole: false, [
             .. (_changed ?? []).Select(key => Entry(serializer, key)),
-            .. (_changedLinks ?? []).Select(key => LinksEntry(serializer, key))]);
+            .. (_changedLinks ?? []).Select(key => LinksEntry(serializer, key))], _keyOrdered);
     }
 
     /// <summary>A new version sharing this one's maps (constant time), with no changes yet, whose base is this version.</summary>
@@ -153,6 +156,8 @@ public sealed class KeyValueState<TKey, TValue> : IIncrementallyLogged, Scheduli
     object Scheduling.IKeyedVersion.NewVersion() => NewVersion();
 
     bool Scheduling.IKeyedVersion.BaseInLog => _baseInLog || _loggedWhole;
+
+    void Scheduling.IKeyedVersion.OrderPerKey() => _keyOrdered = true;
 
     bool Scheduling.IKeyedVersion.HasChanges => _changed is { Count: > 0 } || _changedLinks is { Count: > 0 };
 

@@ -12,19 +12,30 @@ namespace Snapper.Logging;
 /// </summary>
 /// <remarks>
 /// Payload: a flags byte (<see cref="WholeFlag"/>: the entries are the whole state, replacing whatever was before;
-/// without it they change the state before), an int32 count, then per entry a space byte, an int32 key length, the key,
+/// without it they change the state before; <see cref="KeyOrderedFlag"/>, segment format 3: see there), an int32 count, then per entry a space byte, an int32 key length, the key,
 /// an int32 value length (-1: deleted) and the value. Spaces keep system entries (dependencies) apart from user keys.
 /// </remarks>
 internal static class KeyedEntries
 {
     public const byte WholeFlag = 1;
 
-    /// <summary>The log bytes of <paramref name="entries"/>; <paramref name="whole"/> if they are the whole state.</summary>
-    public static byte[] Encode(bool whole, IReadOnlyCollection<KeyedEntry> entries)
+    /// <summary>
+    /// Changes of a transaction that held only its keys of a key-level actor (an ACT with per-key locks): other
+    /// transactions changed other keys of the actor meanwhile, and may have logged larger seqs first. Its seq orders it
+    /// only among the records of its own keys (a key's writers hold its lock one after the other, each until its commit
+    /// is logged), so the log applies it even below the actor's seq so far (<see cref="RecoveredActor.Advance"/>).
+    /// </summary>
+    public const byte KeyOrderedFlag = 2;
+
+    /// <summary>
+    /// The log bytes of <paramref name="entries"/>; <paramref name="whole"/> if they are the whole state,
+    /// <paramref name="keyOrdered"/> if they are changes ordered per key (<see cref="KeyOrderedFlag"/>).
+    /// </summary>
+    public static byte[] Encode(bool whole, IReadOnlyCollection<KeyedEntry> entries, bool keyOrdered = false)
     {
         var length = 5 + entries.Sum(e => 1 + 4 + e.Key.Length + 4 + (e.Value?.Length ?? 0));
         var bytes = new byte[length];
-        bytes[0] = whole ? WholeFlag : (byte)0;
+        bytes[0] = whole ? WholeFlag : keyOrdered ? KeyOrderedFlag : (byte)0;
         BinaryPrimitives.WriteInt32LittleEndian(bytes.AsSpan(1), entries.Count);
         var at = 5;
         foreach (var entry in entries)
@@ -48,11 +59,17 @@ internal static class KeyedEntries
     /// <summary>Whether a payload of <see cref="Encode"/> holds the whole state (rather than changes).</summary>
     public static bool IsWhole(ReadOnlySpan<byte> bytes) => bytes.Length > 0 && bytes[0] == WholeFlag;
 
+    /// <summary>Whether a payload of <see cref="Encode"/> holds changes ordered per key (<see cref="KeyOrderedFlag"/>).</summary>
+    public static bool IsKeyOrdered(ReadOnlySpan<byte> bytes) => bytes.Length > 0 && bytes[0] == KeyOrderedFlag;
+
+    /// <summary>Whether <paramref name="record"/> is a change record ordered per key, which applies even below its actor's seq so far.</summary>
+    public static bool IsKeyOrdered(LogRecord record) => record.Type == LogRecordType.StateChanged && IsKeyOrdered(record.State);
+
     /// <summary>Reads log bytes written by <see cref="Encode"/>.</summary>
     /// <exception cref="FormatException">The bytes are not such a payload.</exception>
     public static (bool Whole, List<KeyedEntry> Entries) Decode(ReadOnlySpan<byte> bytes)
     {
-        if (bytes.Length < 5 || bytes[0] > WholeFlag)
+        if (bytes.Length < 5 || bytes[0] > KeyOrderedFlag)
         {
             throw new FormatException("a key-value state record has no valid header");
         }

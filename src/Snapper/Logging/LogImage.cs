@@ -88,7 +88,7 @@ internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Acto
             actors[record.Actor!] = current with { MaxSeq = Math.Max(current.MaxSeq, record.Seq) };
             if (committed.Contains((record.Kind, record.Id)))
             {
-                if (record.Seq > current.StateSeq)
+                if (record.Seq > current.StateSeq || KeyedEntries.IsKeyOrdered(record))
                 {
                     if (!committedStates.TryGetValue(record.Actor!, out var states))
                     {
@@ -131,7 +131,7 @@ internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Acto
         // An undecided record below its actor's committed seq can never become the actor's state, whatever its
         // decision turns out to be; dropping it keeps the undecided set as small as the work in flight.
         var stillUndecided = undecided
-            .Where(r => r.Seq > actors[r.Actor!].StateSeq && (r.Kind switch
+            .Where(r => (r.Seq > actors[r.Actor!].StateSeq || KeyedEntries.IsKeyOrdered(r)) && (r.Kind switch
             {
                 LoggedTxnKind.RemoteAct => true,
                 LoggedTxnKind.GlobalBatch => r.Id > maxCommittedGbid,

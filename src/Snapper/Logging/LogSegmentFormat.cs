@@ -5,11 +5,12 @@ namespace Snapper.Logging;
 /// <summary>
 /// The format version of a segment file, in a header frame at its start, so that a reader can tell a segment written
 /// by a newer Snapper (refused with a clear message) from damage. Format 1 segments have no header (they were written
-/// before it existed) and know record types 1-5; format 2 adds <see cref="LogRecordType.StateChanged"/>.
+/// before it existed) and know record types 1-5; format 2 adds <see cref="LogRecordType.StateChanged"/>; format 3 adds
+/// change records ordered per key (<see cref="KeyedEntries.KeyOrderedFlag"/>), which an older reader would take for damage.
 /// </summary>
 internal static class LogSegmentFormat
 {
-    public const int Current = 2;
+    public const int Current = 3;
 
     // "SNPRSEG" and a zero, then the version: no record starts so (a record's first byte is its type, 1-6).
     private static ReadOnlySpan<byte> Magic => "SNPRSEG\0"u8;

@@ -18,11 +18,20 @@ internal sealed record RecoveredActor(byte[]? State, long StateSeq, long MaxSeq,
     /// commits only if that one did (cascading aborts, the hybrid commit rule, ACT writes installed only at commit),
     /// and it gets a larger seq. So the committed records of an actor, sorted by seq, are each a change to the one
     /// before; an uncommitted record between two of them was a version nobody built on.
+    /// <para>
+    /// A key-level actor's ACTs hold only their keys: their versions form one chain per key, not per actor, and one may
+    /// commit (and reach the log) after another of a larger seq that changed other keys. Their records say so
+    /// (<see cref="KeyedEntries.KeyOrderedFlag"/>) and apply even below <see cref="StateSeq"/>: the writers of one key
+    /// take its lock one after the other, each logging its commit before it lets go, so no record of a larger seq
+    /// changed their keys. Such an actor logs a whole state only when no ACT holds keys of it (see
+    /// <see cref="Scheduling.StateVersions{TState}"/>).
+    /// </para>
     /// </remarks>
     /// <exception cref="SnapperException">A record cannot apply: changes after an opaque state, or changes that do not parse.</exception>
     public RecoveredActor Advance(IEnumerable<LogRecord> committed)
     {
-        var newer = committed.Where(r => r.Seq > StateSeq).OrderBy(r => r.Seq).ToList();
+        // Changes ordered per key apply even below the seq so far: they change keys no record of a larger seq changed.
+        var newer = committed.Where(r => r.Seq > StateSeq || KeyedEntries.IsKeyOrdered(r)).OrderBy(r => r.Seq).ToList();
         if (newer.Count == 0)
         {
             return this;
@@ -46,7 +55,7 @@ internal sealed record RecoveredActor(byte[]? State, long StateSeq, long MaxSeq,
         try
         {
             var changes = newer.Skip(Math.Max(lastWhole, 0)).Select(r => r.State!);
-            return new RecoveredActor(KeyedEntries.Apply(lastWhole >= 0 ? null : State, changes), top.Seq, maxSeq, Incremental: true);
+            return new RecoveredActor(KeyedEntries.Apply(lastWhole >= 0 ? null : State, changes), Math.Max(StateSeq, top.Seq), maxSeq, Incremental: true);
         }
         catch (FormatException exception)
         {

@@ -19,6 +19,9 @@ internal interface IKeyedVersion
     /// <summary>Sets <paramref name="keys"/> (values and dependencies) as they are in <paramref name="source"/>, not as changes of this version.</summary>
     void TakeKeys(object source, IEnumerable<object> keys);
 
+    /// <summary>Logs this version's changes as ordered per key (<see cref="Logging.KeyedEntries.KeyOrderedFlag"/>).</summary>
+    void OrderPerKey();
+
     /// <summary>Applies the keys this version changed, as it has them, to <paramref name="target"/>, as changes of the target.</summary>
     void ApplyChangesTo(object target);
 }

@@ -151,8 +151,57 @@ internal sealed class StateVersions<TState>(object gate, TState initial, Func<TS
     {
         lock (gate)
         {
-            _committed = _latest = written;
+            // At key level, ACTs holding other keys may have installed meanwhile: only this one's changes are applied.
+            _committed = _latest = keyLevel ? Applied(_committed, written) : written;
             _latestShared = true;
+        }
+    }
+
+    /// <summary>
+    /// Whether ACTs may hold single keys here (key level): not while a version must log the whole state (its base is not
+    /// in this silo's log), since a whole state is ordered per actor, not per key (see <see cref="Logging.RecoveredActor.Advance"/>).
+    /// </summary>
+    public bool KeyedActsAllowed
+    {
+        get
+        {
+            lock (gate)
+            {
+                return keyLevel && _latest is IKeyedVersion { BaseInLog: true };
+            }
+        }
+    }
+
+    /// <summary>
+    /// An ACT's copy at key level, with <paramref name="fresh"/> (keys it just locked) taken from the state after the
+    /// batches before it and the ACTs that held those keys before it: made now if <paramref name="working"/> is null.
+    /// Its changes are logged as ordered per key.
+    /// </summary>
+    public TState ForKeyedAct(TState? working, IReadOnlyCollection<object> fresh)
+    {
+        lock (gate)
+        {
+            var head = _latestShared ? _latest : _committed;
+            if (working is null)
+            {
+                working = (TState)Keyed(head).NewVersion();
+                Keyed(working).OrderPerKey();
+            }
+            else if (fresh.Count > 0)
+            {
+                Keyed(working).TakeKeys(head, fresh);
+            }
+
+            return working;
+        }
+    }
+
+    /// <summary>An ACT's copy once it holds the actor whole: the latest state with the changes it made so far.</summary>
+    public TState Refreshed(TState working)
+    {
+        lock (gate)
+        {
+            return Applied(_latestShared ? _latest : _committed, working);
         }
     }
 

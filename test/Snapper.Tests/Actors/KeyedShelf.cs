@@ -21,6 +21,9 @@ public interface IKeyedShelf : ITransactionalActor, IGrainWithIntegerKey
     Task WriteEach(TxnContext ctx, string[] items);
 
     Task WriteInParallel(TxnContext ctx, ParallelWrites writes);
+
+    /// <summary>Does <paramref name="write"/>, then returns the whole collection as this transaction sees it.</summary>
+    Task<Dictionary<string, int>> WriteThenCount(TxnContext ctx, ShelfWrite write);
 }
 
 public sealed class KeyedShelf() : KeyValueActor<string, int>(ConcurrencyLevel.Key), IKeyedShelf
@@ -60,5 +63,11 @@ public sealed class KeyedShelf() : KeyValueActor<string, int>(ConcurrencyLevel.K
     {
         var target = GrainFactory.GetGrain<IKeyedShelf>(writes.Target);
         return Task.WhenAll(writes.Writes.Select(write => CallActor(ctx, target.Write, write)));
+    }
+
+    public async Task<Dictionary<string, int>> WriteThenCount(TxnContext ctx, ShelfWrite write)
+    {
+        await Write(ctx, write);
+        return await All(ctx, 0);
     }
 }

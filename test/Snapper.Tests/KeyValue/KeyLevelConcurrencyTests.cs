@@ -4,8 +4,8 @@ using Xunit;
 namespace Snapper.Tests.KeyValue;
 
 /// <summary>
-/// Key-level concurrency control for PACTs (thesis §5.3.3.3): batches on disjoint keys of one actor run side by side,
-/// a key is used by one PACT at a time in batch order, and a PACT uses only the keys it declared.
+/// Key-level concurrency control (thesis §5.3.3.3-4): batches on disjoint keys of one actor run side by side, a key is
+/// used by one PACT at a time in batch order, a PACT uses only the keys it declared; ACTs lock single keys.
 /// </summary>
 [Collection(ClusterCollection.Name)]
 public sealed class KeyLevelConcurrencyTests(ClusterFixture fixture)
@@ -108,6 +108,42 @@ public sealed class KeyLevelConcurrencyTests(ClusterFixture fixture)
 
         await shelf.StartTxn(shelf.WriteEach, new[] { "b" }, Keys(shelf, "b"));
         Assert.Equal(new Dictionary<string, int> { ["b"] = 6 }, await AllOf(shelf));
+    }
+
+    [Fact]
+    public async Task Acts_on_different_keys_of_one_actor_hold_their_write_locks_at_once()
+    {
+        var shelf = Shelf(ClusterFixture.NewId());
+        var (holdA, holdB) = ($"act-key-a-{Guid.NewGuid()}", $"act-key-b-{Guid.NewGuid()}");
+        var first = shelf.StartTxn(shelf.Write, new ShelfWrite("a", 1, holdA));
+        var firstTid = await Gates.WhenReached(holdA);
+        var second = shelf.StartTxn(shelf.Write, new ShelfWrite("b", 2, holdB));
+        Assert.True(await Gates.WhenReached(holdB) > firstTid); // a younger ACT got key b while the older holds key a
+
+        // A younger ACT that wants key a, or the whole collection, dies (wait-die); nothing of it stays.
+        Assert.Equal(AbortReason.WaitDie, (await Assert.ThrowsAsync<TransactionAbortedException>(() => shelf.StartTxn(shelf.WriteEach, new[] { "a" }))).Reason);
+        Assert.Equal(AbortReason.WaitDie, (await Assert.ThrowsAsync<TransactionAbortedException>(() => shelf.StartTxn(shelf.All, 0))).Reason);
+
+        Gates.Release(holdB);
+        Gates.Release(holdA);
+        await Task.WhenAll(first, second);
+        await shelf.StartTxn(shelf.WriteEach, new[] { "a", "b" }); // the keys' locks were dropped and are made again
+        Assert.Equal(new Dictionary<string, int> { ["a"] = 2, ["b"] = 3 }, await AllOf(shelf));
+    }
+
+    [Fact]
+    public async Task An_act_that_used_keys_and_then_the_whole_collection_sees_what_others_committed_meanwhile()
+    {
+        var shelf = Shelf(ClusterFixture.NewId());
+        var holdA = $"widen-a-{Guid.NewGuid()}";
+        var widening = shelf.StartTxn(shelf.WriteThenCount, new ShelfWrite("a", 1, holdA));
+        await Gates.WhenReached(holdA);
+
+        // A younger ACT commits key b while the older one holds key a: it must see b when it takes the whole collection.
+        await shelf.StartTxn(shelf.Write, new ShelfWrite("b", 5));
+        Gates.Release(holdA);
+        Assert.Equal(new Dictionary<string, int> { ["a"] = 1, ["b"] = 5 }, await widening);
+        Assert.Equal(new Dictionary<string, int> { ["a"] = 1, ["b"] = 5 }, await AllOf(shelf));
     }
 
     [Fact]

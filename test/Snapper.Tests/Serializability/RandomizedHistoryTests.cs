@@ -54,6 +54,8 @@ public sealed class RandomizedHistoryTests(ClusterFixture fixture, ITestOutputHe
     [InlineData(62, 0.9, false)]
     [InlineData(63, 1.0, true)]
     [InlineData(64, 0.5, true)]
+    [InlineData(65, 0.0, false)]
+    [InlineData(66, 0.0, true)]
     public Task Random_key_level_histories_are_serializable(int seed, double pactFraction, bool mirrored) =>
         RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction) with { Keyed = true, Mirrored = mirrored, KeyLevel = true });
 }

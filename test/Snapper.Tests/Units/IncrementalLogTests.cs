@@ -32,6 +32,10 @@ public sealed class IncrementalLogTests : IDisposable
     private static LoggedState Changes(params (string Key, string? Value)[] entries) => new(
         KeyedEntries.Encode(whole: false, [.. entries.Select(e => new KeyedEntry(0, Key(e.Key), e.Value is null ? null : Key(e.Value)))]), Incremental: true);
 
+    /// <summary>A change record ordered per key (an ACT that held only its keys of a key-level actor).</summary>
+    private static LoggedState KeyOrdered(params (string Key, string? Value)[] entries) => new(
+        KeyedEntries.Encode(whole: false, [.. entries.Select(e => new KeyedEntry(0, Key(e.Key), e.Value is null ? null : Key(e.Value)))], keyOrdered: true), Incremental: true);
+
     private static LoggedState Whole(params (string Key, string Value)[] entries) => new(
         KeyedEntries.Encode(whole: true, [.. entries.Select(e => new KeyedEntry(0, Key(e.Key), Key(e.Value)))]), Incremental: true);
 
@@ -103,6 +107,31 @@ public sealed class IncrementalLogTests : IDisposable
             Assert.Equal(new Dictionary<string, string> { ["b"] = "2", ["c"] = "3" }, Image(again.Recovered(A)));
             Assert.Equal(0, again.LastRecovery!.Records);
         }
+    }
+
+    [Fact]
+    public async Task A_change_ordered_per_key_that_commits_after_a_checkpoint_took_a_larger_seq_still_applies()
+    {
+        await using (var log = Open())
+        {
+            // ACT 5 (key a) took seq 5 at prepare; ACT 6 (key b) took seq 6 and committed first; a checkpoint folded it.
+            await log.AppendInOrderAsync(Changed(6, 6, KeyOrdered(("b", "6"))), LogRecord.Committed(LoggedTxnKind.Act, 6));
+            await log.CheckpointAsync();
+            await log.AppendInOrderAsync(Changed(5, 5, KeyOrdered(("a", "5"))), LogRecord.Committed(LoggedTxnKind.Act, 5));
+
+            // The same late record without the flag is taken for a version a larger seq superseded.
+            await log.AppendInOrderAsync(Changed(4, 4, Changes(("c", "stale"))), LogRecord.Committed(LoggedTxnKind.Act, 4));
+        }
+
+        await using (var reopened = Open())
+        {
+            Assert.Equal(new Dictionary<string, string> { ["a"] = "5", ["b"] = "6" }, Image(reopened.Recovered(A)));
+            Assert.Equal(6, reopened.Recovered(A)!.StateSeq);
+        }
+
+        var image = RecoveredActor.None.Advance([Changed(6, 6, KeyOrdered(("b", "6")))]);
+        Assert.Equal(new Dictionary<string, string> { ["a"] = "5", ["b"] = "6" }, Image(image.Advance([Changed(5, 5, KeyOrdered(("a", "5")))])));
+        Assert.Same(image, image.Advance([Changed(5, 5, Changes(("a", "5")))]));
     }
 
     [Fact]
