@@ -27,14 +27,28 @@ var orderPartitionsOption = new Option<string>("--order-partitions")
 var actorSizeOption = new Option<string?>("--actor-size") { Description = "kvbank: accounts (keys) per branch actor; a list sweeps it (default 100,1000; 100 with --quick)" };
 var statesOption = new Option<string>("--states")
 {
-    Description = "kvbank: how branches keep accounts, snapshot (one opaque state, logged whole) and/or incremental (a key-value actor)",
-    DefaultValueFactory = _ => "snapshot,incremental",
+    Description = "kvbank: how branches keep accounts, opaque (one state, logged whole) and/or kv (a key-value actor, changes logged)",
+    DefaultValueFactory = _ => "opaque,kv",
 };
-var actorSkewOption = new Option<string>("--actor-skew") { Description = "marketplace: share of sellers that are hot (75% of picks); 1 = uniform; a list sweeps it", DefaultValueFactory = _ => "1" };
-var keySkewOption = new Option<string>("--key-skew") { Description = "marketplace: share of a seller's products that are hot (75% of picks); 1 = uniform; a list sweeps it", DefaultValueFactory = _ => "1" };
+var actorSkewOption = new Option<string>("--actor-skew")
+{
+    Description = "kvbank, marketplace: share of branches / sellers that are hot (75% of picks); 1 = uniform; a list sweeps it",
+    DefaultValueFactory = _ => "1",
+};
+var keySkewOption = new Option<string>("--key-skew")
+{
+    Description = "kvbank, marketplace: share of a branch's accounts / a seller's products that are hot (75% of picks); 1 = uniform; a list sweeps it",
+    DefaultValueFactory = _ => "1",
+};
 var concurrencyOption = new Option<string?>("--concurrency")
 {
-    Description = "marketplace: concurrency control of its actors, actor or key; a list runs each on a silo of its own (default actor)",
+    Description = "kvbank, marketplace: concurrency control of key-value actors, actor and/or key (kvbank default: both, opaque state at actor " +
+        "level only; marketplace default actor, a list runs each level on a silo of its own)",
+};
+var dependenciesOption = new Option<string?>("--dependencies")
+{
+    Description = "marketplace: who keeps cart prices, stock and seller views, declared (Snapper's dependencies) and/or byhand " +
+        "(application code); a list runs each on a silo of its own (default declared)",
 };
 var itemsOption = new Option<int?>("--items") { Description = "TPC-C items (default 100000; 10000 with --quick)" };
 var pipelineOption = new Option<string[]>("--pipeline")
@@ -84,7 +98,7 @@ var minutesOption = new Option<int?>("--minutes")
 
 var root = new RootCommand("Snapper experiment runner: one workload, several execution modes side by side, CSV and charts.")
 {
-    workloadOption, modesOption, actorsOption, txnSizeOption, actorSizeOption, statesOption, actorSkewOption, keySkewOption, concurrencyOption, zipfOption, hotOption, pactPercentOption, warehousesOption, orderPartitionsOption,
+    workloadOption, modesOption, actorsOption, txnSizeOption, actorSizeOption, statesOption, actorSkewOption, keySkewOption, concurrencyOption, dependenciesOption, zipfOption, hotOption, pactPercentOption, warehousesOption, orderPartitionsOption,
     itemsOption, pipelineOption, epochsOption,
     warmupOption, epochSecondsOption, quickOption, outOption, dataOption, clusterOption, clusterDataOption, workersOption, distPercentOption, distLevelOption,
     tagOption, loggingOption, checkpointOption, seedOption, replotOption, minutesOption,
@@ -167,9 +181,10 @@ root.SetAction(async (parse, cancellationToken) =>
             parse.GetValue(actorsOption) ?? (quick ? 100 : 1_000),
             Ints(parse.GetValue(actorSizeOption) ?? (quick ? "100" : "100,1000")),
             Ints(parse.GetValue(txnSizeOption)!),
-            parse.GetValue(hotOption) is { } hotBranches ? Doubles(hotBranches) : [1],
-            parse.GetValue(statesOption)!.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries)
-                .Select(name => Enum.Parse<Snapper.Workloads.KeyValueBank.BranchStateKind>(name, ignoreCase: true)).ToArray()),
+            Doubles(parse.GetValue(actorSkewOption)!),
+            Doubles(parse.GetValue(keySkewOption)!),
+            Names<Snapper.Workloads.KeyValueBank.BranchStateKind>(parse.GetValue(statesOption)!),
+            Names<Snapper.ConcurrencyLevel>(parse.GetValue(concurrencyOption) ?? "actor,key")),
         "marketplace" => MarketplacePoints(
             parse.GetValue(actorsOption) ?? (quick ? 1_000 : 2_000),
             Doubles(parse.GetValue(actorSkewOption)!),
@@ -216,11 +231,18 @@ root.SetAction(async (parse, cancellationToken) =>
     Console.WriteLine($"Snapper runner: {workloadName}, modes {string.Join(", ", modes)}, {points.Count} point(s), logging {string.Join(", ", durabilities.Select(d => d.Name))}, " +
         $"{settings.Epochs} x {settings.EpochLength.TotalSeconds:0.#} s epochs ({settings.WarmupEpochs} warm-up), output {outDirectory}");
 
-    // Marketplace actors' concurrency control is fixed per silo: each level gets silos of its own (null: the default).
-    var levels = parse.GetValue(concurrencyOption) is { } levelList && cluster is null
-        ? levelList.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).Select(name => (Snapper.ConcurrencyLevel?)Enum.Parse<Snapper.ConcurrencyLevel>(name, ignoreCase: true)).ToArray()
-        : [null];
-    foreach (var (durability, level) in durabilities.SelectMany(d => levels.Select(level => (d, level))))
+    // Marketplace actors' concurrency control and dependency style are fixed per silo: each combination gets silos of
+    // its own, tagged in the results (none: the silo's defaults). kvbank has a branch class per level: points of one silo.
+    var siloVariants = cluster is null && workloadName == "marketplace"
+        ? (from level in parse.GetValue(concurrencyOption) is { } levelList ? Names<Snapper.ConcurrencyLevel>(levelList).Select(l => (Snapper.ConcurrencyLevel?)l) : [null]
+           from style in parse.GetValue(dependenciesOption) is { } styleList ? Names<global::Marketplace.DependencyStyle>(styleList).Select(d => (global::Marketplace.DependencyStyle?)d) : [null]
+           select SiloVariant.Of(level, style)).ToArray()
+        : [new SiloVariant([], [])];
+    // kvbank's variants differ tenfold in what they log: on a shared silo, checkpoints still folding one variant's log
+    // run during the next one (measured: key-value at actor level with fsync ran at a third of its throughput after
+    // the opaque variant). Each of its points gets a silo of its own; other workloads' points share one.
+    IReadOnlyList<IWorkload>[] pointGroups = workloadName == "kvbank" && cluster is null ? [.. points.Select(point => (IReadOnlyList<IWorkload>)[point])] : [points];
+    foreach (var (durability, variant, group) in from d in durabilities from v in siloVariants from g in pointGroups select (d, v, g))
     {
         if (durability.DataFolder is { } fresh && Directory.Exists(fresh))
         {
@@ -232,12 +254,12 @@ root.SetAction(async (parse, cancellationToken) =>
             Console.WriteLine($"WARNING: log={durability.Name} does not fsync: a crash can lose acknowledged transactions. Experiments only.");
         }
 
-        using (var host = RunnerHost.Create(level is null ? [] : [$"--Marketplace:Concurrency={level}"], cluster, durability))
+        using (var host = RunnerHost.Create(variant.Arguments, cluster, durability))
         {
             await host.StartAsync(cancellationToken);
             var grains = host.Services.GetRequiredService<IGrainFactory>();
             var runner = new ExperimentRunner(grains, settings, host.Services.GetRequiredService<ILogger<ExperimentRunner>>(), usage);
-            foreach (var point in points)
+            foreach (var point in group)
             {
                 foreach (var mode in modes)
                 {
@@ -246,14 +268,13 @@ root.SetAction(async (parse, cancellationToken) =>
                         throw new ArgumentException($"{point.Name} has no {mode} mode.");
                     }
 
-                    Console.WriteLine($"Preparing {point.Name} for {mode} (log={durability.Name}{(level is null ? "" : $", {level} level")}) ...");
+                    Console.WriteLine($"Preparing {point.Name} for {mode} (log={durability.Name}{string.Concat(variant.Tags.Select(t => $", {t.Key} {t.Value}"))}) ...");
                     await point.PrepareAsync(grains, mode, cancellationToken);
                     foreach (var pipeline in settings.Pipelines.GetValueOrDefault(mode) ?? RunSettings.DefaultPipelines[mode])
                     {
                         var result = await runner.RunAsync(point, mode, pipeline, new SyncProgress(Console.WriteLine), cancellationToken);
                         var problem = await point.CheckConsistencyAsync(grains, mode, cancellationToken);
-                        KeyValuePair<string, string>[] levelTag = level is null ? [] : [new("concurrency", level.Value.ToString().ToLowerInvariant())];
-                        result = result with { Parameters = [new("log", durability.Name), .. levelTag, .. tags, .. result.Parameters], ConsistencyError = problem };
+                        result = result with { Parameters = [new("log", durability.Name), .. variant.Tags, .. tags, .. result.Parameters], ConsistencyError = problem };
                         Console.WriteLine($"  -> {result.CommittedPerSecond:N0} txn/s, p50 {result.P50Ms:F2} ms, p99 {result.P99Ms:F2} ms, " +
                             $"aborts {result.AbortRate:P1}, {(double.IsNaN(result.LogBytesPerTxn) ? "" : $"log {result.LogBytesPerTxn:N0} B and {result.FsyncsPerTxn:F3} fsyncs per txn, ")}" +
                             $"consistency {problem ?? "ok"}");
@@ -326,13 +347,20 @@ static IReadOnlyList<IWorkload> MarketplacePoints(int customers, double[] actorS
      select (IWorkload)new Snapper.Workloads.Marketplace.MarketplaceWorkload(
          new(Sellers: quick ? 8 : 20, ProductsPerSeller: quick ? 20 : 100, customers, actorSkew, keySkew))).ToArray();
 
-// The state kinds innermost, so that both kinds of one point run next to each other.
-static IReadOnlyList<IWorkload> KeyValueBankPoints(int actors, int[] actorSizes, int[] txnSizes, double[] hots, Snapper.Workloads.KeyValueBank.BranchStateKind[] states) =>
+// The variants innermost, so that all of one point run next to each other; opaque state has actor level only.
+static IReadOnlyList<IWorkload> KeyValueBankPoints(
+    int actors, int[] actorSizes, int[] txnSizes, double[] actorSkews, double[] keySkews,
+    Snapper.Workloads.KeyValueBank.BranchStateKind[] states, Snapper.ConcurrencyLevel[] levels) =>
     (from size in actorSizes
      from txnSize in txnSizes
-     from hot in hots
+     from actorSkew in actorSkews
+     from keySkew in keySkews
      from state in states
-     select (IWorkload)new Snapper.Workloads.KeyValueBank.KeyValueBankWorkload(new(actors, size, txnSize, state, hot))).ToArray();
+     from level in state == Snapper.Workloads.KeyValueBank.BranchStateKind.Opaque ? [Snapper.ConcurrencyLevel.Actor] : levels
+     select (IWorkload)new Snapper.Workloads.KeyValueBank.KeyValueBankWorkload(new(actors, size, txnSize, state, level, actorSkew, keySkew))).ToArray();
+
+static T[] Names<T>(string list) where T : struct, Enum =>
+    list.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).Select(name => Enum.Parse<T>(name, ignoreCase: true)).Distinct().ToArray();
 
 static IReadOnlyList<BenchmarkDurability> Durabilities(string list, string walFolder, TimeSpan checkpointInterval) =>
     list.Split(',', StringSplitOptions.RemoveEmptyEntries | StringSplitOptions.TrimEntries).Select(name => name.ToLowerInvariant() switch
@@ -420,4 +448,13 @@ internal sealed record WorkerSpread(double[] Percents, int Level, int Workers);
 internal sealed class SyncProgress(Action<string> report) : IProgress<string>
 {
     public void Report(string value) => report(value);
+}
+
+/// <summary>Settings of a silo of its own (configuration arguments) and the tags its results carry.</summary>
+internal sealed record SiloVariant(string[] Arguments, KeyValuePair<string, string>[] Tags)
+{
+    public static SiloVariant Of(Snapper.ConcurrencyLevel? level, global::Marketplace.DependencyStyle? style) => new(
+        [.. level is null ? [] : new[] { $"--Marketplace:Concurrency={level}" }, .. style is null ? [] : new[] { $"--Marketplace:Dependencies={style}" }],
+        [.. level is null ? [] : new[] { KeyValuePair.Create("concurrency", level.Value.ToString().ToLowerInvariant()) },
+         .. style is null ? [] : new[] { KeyValuePair.Create("dependencies", style.Value.ToString().ToLowerInvariant()) }]);
 }

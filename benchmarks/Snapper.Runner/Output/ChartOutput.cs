@@ -13,6 +13,18 @@ public static class ChartOutput
 {
     public static IReadOnlyList<string> Write(string directory, string workload, IReadOnlyList<RunResult> results)
     {
+        // One pair of charts per logging setting when a run compared several: lines of one setting stay few enough for
+        // distinct colors, and what a reader compares (modes and variants under one setting) shares a chart.
+        var logs = results.Select(r => Value(r, "log")).Distinct().ToArray();
+        return logs.Length < 2
+            ? WriteCharts(directory, workload, "", results)
+            : [.. logs.SelectMany(log => WriteCharts(directory, workload, $"log={log}", [.. results.Where(r => Value(r, "log") == log)]))];
+    }
+
+    private static IReadOnlyList<string> WriteCharts(string directory, string workload, string setting, IReadOnlyList<RunResult> results)
+    {
+        var title = setting.Length == 0 ? workload : $"{workload}, {setting}";
+        var file = setting.Length == 0 ? workload : $"{workload}-{setting.Replace('=', '-')}";
         var best = results
             .GroupBy(r => (r.Mode, r.PointText))
             .Select(g => g.MaxBy(r => r.CommittedPerSecond)!)
@@ -49,8 +61,8 @@ public static class ChartOutput
             IntegerTicksOnly = true,
             LabelFormatter = y => Math.Pow(10, y).ToString("N0", CultureInfo.InvariantCulture),
         };
-        Decorate(throughput, $"{workload}: committed transactions per second (log scale)", axisName, "committed txn/s", xs);
-        written.Add(Save(throughput, directory, $"{workload}-throughput.png"));
+        Decorate(throughput, $"{title}: committed transactions per second (log scale)", axisName, "committed txn/s", xs);
+        written.Add(Save(throughput, directory, $"{file}-throughput.png"));
 
         var latency = new Plot();
         foreach (var name in series)
@@ -67,8 +79,8 @@ public static class ChartOutput
             p99.MarkerSize = 7;
         }
 
-        Decorate(latency, $"{workload}: latency of committed transactions", axisName, "latency (ms)", xs);
-        written.Add(Save(latency, directory, $"{workload}-latency.png"));
+        Decorate(latency, $"{title}: latency of committed transactions", axisName, "latency (ms)", xs);
+        written.Add(Save(latency, directory, $"{file}-latency.png"));
         return written;
     }
 

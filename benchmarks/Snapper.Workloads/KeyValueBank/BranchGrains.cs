@@ -16,8 +16,8 @@ public sealed record BranchDeposit([property: Id(0)] long Branch, [property: Id(
 public sealed record BranchInit([property: Id(0)] int Accounts, [property: Id(1)] long Balance);
 
 /// <summary>
-/// A branch of SmallBank accounts for the SnapperX logging experiment (thesis Fig. 5.7): one actor, many accounts.
-/// Two implementations that differ only in how state is kept and logged.
+/// A branch of SmallBank accounts for the SnapperX experiments (thesis Fig. 5.7): one actor, many accounts. Three
+/// implementations that differ only in how state is kept, logged and scheduled.
 /// </summary>
 public interface IBranch : ITransactionalActor
 {
@@ -31,11 +31,14 @@ public interface IBranch : ITransactionalActor
     Task<long> Sum(TxnContext ctx, int unused);
 }
 
-/// <summary>Accounts as one opaque state: every transaction copies and logs the whole branch (Snapper's "snapshot").</summary>
-public interface ISnapshotBranch : IBranch, IGrainWithIntegerKey;
+/// <summary>Accounts as one opaque state: every transaction copies and logs the whole branch (the thesis's "Snapper").</summary>
+public interface IOpaqueBranch : IBranch, IGrainWithIntegerKey;
 
-/// <summary>Accounts as keys of a key-value actor: a transaction logs only the accounts it changed (Snapper+, "incremental").</summary>
-public interface IIncrementalBranch : IBranch, IGrainWithIntegerKey;
+/// <summary>Accounts as keys of a key-value actor at actor level: a transaction logs only the accounts it changed ("Snapper+").</summary>
+public interface IKeyValueBranch : IBranch, IGrainWithIntegerKey;
+
+/// <summary>Accounts as keys of a key-value actor at key level: PACTs declare their accounts, ACTs lock them one by one ("SnapperX").</summary>
+public interface IKeyLevelBranch : IBranch, IGrainWithIntegerKey;
 
 [GenerateSerializer]
 public sealed class BranchState
@@ -43,7 +46,7 @@ public sealed class BranchState
     [Id(0)] public Dictionary<int, long> Balances { get; set; } = new();
 }
 
-public sealed class SnapshotBranch : TransactionalActor<BranchState>, ISnapshotBranch
+public sealed class OpaqueBranch : TransactionalActor<BranchState>, IOpaqueBranch
 {
     public async Task Init(TxnContext ctx, BranchInit input)
     {
@@ -59,7 +62,7 @@ public sealed class SnapshotBranch : TransactionalActor<BranchState>, ISnapshotB
             state.Balances[key] -= input.Amount * input.To.Length;
         }
 
-        await Task.WhenAll(input.To.Select(to => CallActor(ctx, GrainFactory.GetGrain<ISnapshotBranch>(to.Branch).Deposit, to)));
+        await Task.WhenAll(input.To.Select(to => CallActor(ctx, GrainFactory.GetGrain<IOpaqueBranch>(to.Branch).Deposit, to)));
     }
 
     public async Task Deposit(TxnContext ctx, BranchDeposit input)
@@ -74,8 +77,11 @@ public sealed class SnapshotBranch : TransactionalActor<BranchState>, ISnapshotB
     public async Task<long> Sum(TxnContext ctx, int unused) => (await GetState(ctx, AccessMode.Read)).Balances.Values.Sum();
 }
 
-public sealed class IncrementalBranch : KeyValueActor<int, long>, IIncrementalBranch
+/// <summary>The key-value branch; <see cref="Peer"/> names a branch of the same kind.</summary>
+public abstract class KeyValueBranchBase(ConcurrencyLevel level) : KeyValueActor<int, long>(level)
 {
+    protected abstract IBranch Peer(long branch);
+
     public async Task Init(TxnContext ctx, BranchInit input)
     {
         var keys = Enumerable.Range(0, input.Accounts).ToArray();
@@ -94,7 +100,7 @@ public sealed class IncrementalBranch : KeyValueActor<int, long>, IIncrementalBr
             state.Put(key, state.Get(key) - input.Amount * input.To.Length);
         }
 
-        await Task.WhenAll(input.To.Select(to => CallActor(ctx, GrainFactory.GetGrain<IIncrementalBranch>(to.Branch).Deposit, to)));
+        await Task.WhenAll(input.To.Select(to => CallActor(ctx, Peer(to.Branch).Deposit, to)));
     }
 
     public async Task Deposit(TxnContext ctx, BranchDeposit input)
@@ -107,4 +113,14 @@ public sealed class IncrementalBranch : KeyValueActor<int, long>, IIncrementalBr
     }
 
     public async Task<long> Sum(TxnContext ctx, int unused) => (await GetState(ctx, AccessMode.Read)).Entries.Values.Sum();
+}
+
+public sealed class KeyValueBranch() : KeyValueBranchBase(ConcurrencyLevel.Actor), IKeyValueBranch
+{
+    protected override IBranch Peer(long branch) => GrainFactory.GetGrain<IKeyValueBranch>(branch);
+}
+
+public sealed class KeyLevelBranch() : KeyValueBranchBase(ConcurrencyLevel.Key), IKeyLevelBranch
+{
+    protected override IBranch Peer(long branch) => GrainFactory.GetGrain<IKeyLevelBranch>(branch);
 }

@@ -6,26 +6,36 @@ namespace Snapper.Workloads.KeyValueBank;
 /// <summary>How a branch keeps its accounts: one opaque state logged whole, or keys logged incrementally.</summary>
 public enum BranchStateKind
 {
-    /// <summary><see cref="SnapshotBranch"/>: Snapper's opaque state, copied and logged whole (the thesis's "Snapper").</summary>
-    Snapshot,
+    /// <summary><see cref="OpaqueBranch"/>: Snapper's opaque state, copied and logged whole (the thesis's "Snapper").</summary>
+    Opaque,
 
-    /// <summary><see cref="IncrementalBranch"/>: a key-value actor, logging only changed keys (the thesis's "Snapper+").</summary>
-    Incremental,
+    /// <summary>A key-value actor, logging only changed keys: <see cref="KeyValueBranch"/> ("Snapper+") or <see cref="KeyLevelBranch"/> ("SnapperX").</summary>
+    Kv,
 }
 
-/// <summary>Parameters of the key-value SmallBank point (thesis §5.4.2.1).</summary>
+/// <summary>Parameters of the key-value SmallBank point (thesis §5.4.2.2).</summary>
 /// <param name="Actors">Branch actors (numActor).</param>
-/// <param name="ActorSize">Accounts (keys) per branch.</param>
-/// <param name="TxnSize">Keys a transaction touches on each of its 4 branches.</param>
-/// <param name="State">Snapshot or incremental state.</param>
-/// <param name="HotFraction">The share of branches that are hot (actorSkew): 75% of picks go to them; 1 = uniform.</param>
-public sealed record KeyValueBankSettings(int Actors = 1_000, int ActorSize = 100, int TxnSize = 4, BranchStateKind State = BranchStateKind.Incremental, double HotFraction = 1);
+/// <param name="ActorSize">Accounts (keys) per branch (actorSize).</param>
+/// <param name="TxnSize">Keys a transaction touches on each of its 4 branches (txnSize).</param>
+/// <param name="State">Opaque or key-value state.</param>
+/// <param name="Concurrency">Key-value state only: actor- or key-level concurrency control.</param>
+/// <param name="ActorSkew">The share of branches that are hot: 75% of picks go to them; 1 = uniform.</param>
+/// <param name="KeySkew">The share of each branch's accounts that are hot: 75% of picks go to them; 1 = uniform.</param>
+public sealed record KeyValueBankSettings(
+    int Actors = 1_000,
+    int ActorSize = 100,
+    int TxnSize = 4,
+    BranchStateKind State = BranchStateKind.Kv,
+    ConcurrencyLevel Concurrency = ConcurrencyLevel.Actor,
+    double ActorSkew = 1,
+    double KeySkew = 1);
 
 /// <summary>
-/// SmallBank MultiTransfer over branches of accounts (thesis §5.4.2.1, Fig. 5.7): 4 branches per transaction, TxnSize
-/// accounts on each; the first withdraws, the other three deposit. Both state kinds run the same transactions, so the
-/// difference between them is what copying and logging the whole branch costs against only the changed accounts.
-/// Money only moves, so the total is the invariant checked after a run.
+/// SmallBank MultiTransfer over branches of accounts (thesis §5.4.2.2, Fig. 5.7): 4 branches per transaction, TxnSize
+/// accounts on each; the first withdraws, the other three deposit. Every variant runs the same transactions, so the
+/// differences between them are what copying and logging the whole branch costs against only the changed accounts
+/// (opaque against kv), and what scheduling per account gains against per branch (kv at actor against key level; its
+/// PACTs declare the accounts they touch). Money only moves, so the total is the invariant checked after a run.
 /// </summary>
 public sealed class KeyValueBankWorkload : IWorkload
 {
@@ -33,22 +43,35 @@ public sealed class KeyValueBankWorkload : IWorkload
     private const int BranchesPerTransaction = 4;
     private readonly KeyValueBankSettings _settings;
     private readonly KeySampler _branches;
+    private readonly KeySampler _accounts;
 
     public KeyValueBankWorkload(KeyValueBankSettings settings)
     {
         ArgumentOutOfRangeException.ThrowIfLessThan(settings.Actors, BranchesPerTransaction);
         ArgumentOutOfRangeException.ThrowIfGreaterThan(settings.TxnSize, settings.ActorSize);
+        if (settings is { State: BranchStateKind.Opaque, Concurrency: ConcurrencyLevel.Key })
+        {
+            throw new ArgumentException("Opaque state has actor-level concurrency control only.", nameof(settings));
+        }
+
         _settings = settings;
-        _branches = settings.HotFraction >= 1 ? KeySampler.Zipf(settings.Actors, 0) : KeySampler.HotSet(settings.Actors, settings.HotFraction, hotProbability: 0.75);
+        _branches = Skewed(settings.Actors, settings.ActorSkew);
+        _accounts = Skewed(settings.ActorSize, settings.KeySkew);
         Parameters =
         [
             new("actors", settings.Actors.ToString(CultureInfo.InvariantCulture)),
             new("actorsize", settings.ActorSize.ToString(CultureInfo.InvariantCulture)),
             new("txnsize", settings.TxnSize.ToString(CultureInfo.InvariantCulture)),
-            new("hot", settings.HotFraction.ToString(CultureInfo.InvariantCulture)),
+            new("actorskew", settings.ActorSkew.ToString(CultureInfo.InvariantCulture)),
+            new("keyskew", settings.KeySkew.ToString(CultureInfo.InvariantCulture)),
             new("state", settings.State.ToString().ToLowerInvariant()),
+            new("cc", settings.Concurrency.ToString().ToLowerInvariant()),
         ];
     }
+
+    // The thesis's skew: a hot share of the items gets 75% of the picks; 1 is uniform.
+    private static KeySampler Skewed(int count, double hotShare) =>
+        hotShare >= 1 ? KeySampler.Zipf(count, 0) : KeySampler.HotSet(count, hotShare, hotProbability: 0.75);
 
     public string Name => "kvbank";
 
@@ -56,9 +79,12 @@ public sealed class KeyValueBankWorkload : IWorkload
 
     public IReadOnlyList<BenchmarkMode> Modes { get; } = [BenchmarkMode.ACT, BenchmarkMode.PACT];
 
-    private IBranch Branch(IGrainFactory grains, long id) => _settings.State == BranchStateKind.Snapshot
-        ? grains.GetGrain<ISnapshotBranch>(id)
-        : grains.GetGrain<IIncrementalBranch>(id);
+    private IBranch Branch(IGrainFactory grains, long id) => _settings switch
+    {
+        { State: BranchStateKind.Opaque } => grains.GetGrain<IOpaqueBranch>(id),
+        { Concurrency: ConcurrencyLevel.Key } => grains.GetGrain<IKeyLevelBranch>(id),
+        _ => grains.GetGrain<IKeyValueBranch>(id),
+    };
 
     public Task PrepareAsync(IGrainFactory grains, BenchmarkMode mode, CancellationToken cancellationToken) =>
         Parallel.ForEachAsync(
@@ -98,23 +124,16 @@ public sealed class KeyValueBankWorkload : IWorkload
         {
             var settings = workload._settings;
             var branches = workload._branches.NextDistinct(_random, BranchesPerTransaction);
-            int[] Keys()
-            {
-                var keys = new HashSet<int>();
-                while (keys.Count < settings.TxnSize)
-                {
-                    keys.Add(_random.Next(settings.ActorSize));
-                }
+            int[] Keys() => workload._accounts.NextDistinct(_random, settings.TxnSize);
 
-                return [.. keys];
-            }
-
-            var transfer = new BranchTransfer(Keys(), [.. branches.Skip(1).Select(b => new BranchDeposit(b, Keys(), 1))], 1);
+            var from = Keys();
+            var deposits = branches.Skip(1).Select(b => new BranchDeposit(b, Keys(), 1)).ToArray();
+            var transfer = new BranchTransfer(from, deposits, 1);
             var first = workload.Branch(grains, branches[0]);
             try
             {
                 await (pact
-                    ? first.StartTxn(first.MultiTransfer, transfer, ActorAccessInfo.Of([.. branches.Select(b => (IAddressable)workload.Branch(grains, b))]))
+                    ? first.StartTxn(first.MultiTransfer, transfer, Declare(first, from, deposits))
                     : first.StartTxn(first.MultiTransfer, transfer));
                 return RunOutcome.Commit;
             }
@@ -122,6 +141,23 @@ public sealed class KeyValueBankWorkload : IWorkload
             {
                 return AbortClassifier.Classify(exception);
             }
+        }
+
+        // At key level a PACT declares the accounts it touches on each branch; otherwise the branches whole.
+        private ActorAccessInfo Declare(IBranch first, int[] from, BranchDeposit[] deposits)
+        {
+            if (workload._settings.Concurrency != ConcurrencyLevel.Key)
+            {
+                return ActorAccessInfo.Of([first, .. deposits.Select(d => (IAddressable)workload.Branch(grains, d.Branch))]);
+            }
+
+            var info = new ActorAccessInfo().AddKeys(first, from);
+            foreach (var deposit in deposits)
+            {
+                info.AddKeys(workload.Branch(grains, deposit.Branch), deposit.Keys);
+            }
+
+            return info;
         }
     }
 }

@@ -8,6 +8,8 @@ namespace Snapper.Workloads.Ledger;
 /// <see cref="LedgerState"/>), so that a transfer changes a few keys of a few branches and the log holds only those
 /// keys (incremental logging). Accounts <see cref="AccountsPerBranch"/> apart share a branch. Odd branches use key-level
 /// concurrency control (PACTs declaring the accounts they touch run side by side on a branch), even ones actor level.
+/// Each branch has a mirror (<see cref="ILedgerMirror"/>) whose keys follow the branch's accounts by dependency, so
+/// every transfer changes the mirrors too, forwarded by Snapper in the same transaction.
 /// </summary>
 public static class LedgerBranches
 {
@@ -17,13 +19,17 @@ public static class LedgerBranches
 
     public static bool IsKeyLevel(long branch) => branch % 2 == 1;
 
-    /// <summary>A PACT's declaration for a transfer among <paramref name="accounts"/>: one access per branch, with the accounts it uses there.</summary>
+    /// <summary>
+    /// A PACT's declaration for a transfer among <paramref name="accounts"/>: one access per branch, with the accounts it
+    /// uses there, and the same keys of the branches' mirrors, which the dependencies reach.
+    /// </summary>
     public static ActorAccessInfo Declare(IGrainFactory grains, IEnumerable<long> accounts)
     {
         var info = new ActorAccessInfo();
         foreach (var account in accounts)
         {
             info.AddKeys(grains.GetGrain<ILedgerBranch>(BranchOf(account)), account);
+            info.AddKeys(grains.GetGrain<ILedgerMirror>(BranchOf(account)), account);
         }
 
         return info;
@@ -117,5 +123,35 @@ public sealed class LedgerBranch : KeyValueActor<long, LedgerState>, ILedgerBran
     {
         var state = await GetState(ctx, AccessMode.Read, accounts);
         return [.. accounts.Select(state.Get)];
+    }
+}
+
+/// <summary>A copy of a ledger branch's accounts (same id as its branch), each key following its account by dependency.</summary>
+public interface ILedgerMirror : ITransactionalActor, IGrainWithIntegerKey
+{
+    /// <summary>Makes each of <paramref name="accounts"/> (all of this mirror's branch) follow its account there.</summary>
+    Task Follow(TxnContext ctx, [Immutable] long[] accounts);
+
+    Task<LedgerState?[]> Read(TxnContext ctx, [Immutable] long[] accounts);
+}
+
+public sealed class LedgerMirror : KeyValueActor<long, LedgerState>, ILedgerMirror
+{
+    protected override ConcurrencyLevel Concurrency => LedgerBranches.IsKeyLevel(this.GetPrimaryKeyLong()) ? ConcurrencyLevel.Key : ConcurrencyLevel.Actor;
+
+    public async Task Follow(TxnContext ctx, long[] accounts)
+    {
+        var branch = GrainFactory.GetGrain<ILedgerBranch>(this.GetPrimaryKeyLong());
+        await GetState(ctx, AccessMode.ReadWrite, accounts);
+        foreach (var account in accounts)
+        {
+            await RegisterUpdateDependency(ctx, branch, account, account, new Snapper.KeyValue.Replicate<long, long, LedgerState>());
+        }
+    }
+
+    public async Task<LedgerState?[]> Read(TxnContext ctx, long[] accounts)
+    {
+        var state = await GetState(ctx, AccessMode.Read, accounts);
+        return [.. accounts.Select(account => state.TryGet(account, out var value) ? value : null)];
     }
 }

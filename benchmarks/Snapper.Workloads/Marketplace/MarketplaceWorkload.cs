@@ -14,7 +14,8 @@ public sealed record MarketplaceSettings(int Sellers = 20, int ProductsPerSeller
 
 /// <summary>
 /// The Online Marketplace mix: AddItemToCart, DeleteItemInCart and UpdatePrice as ACTs, Checkout of 1-5 items as a PACT
-/// in <see cref="BenchmarkMode.Hybrid"/> (the thesis's mix) or as an ACT in <see cref="BenchmarkMode.ACT"/>. A client
+/// in <see cref="BenchmarkMode.Hybrid"/> (the thesis's mix) or as an ACT in <see cref="BenchmarkMode.ACT"/>; in
+/// <see cref="BenchmarkMode.OrleansTxn"/> the same mix on Orleans Transactions (<see cref="OrleansTxnCart"/>). A client
 /// loop works on one customer at a time and knows its cart, so a checkout declares exactly what it reaches. Checked
 /// after a run: every cart price equals its product's, no stock without its product, each seller's view equals a
 /// recomputation from the orders.
@@ -28,6 +29,7 @@ public sealed class MarketplaceWorkload : IWorkload
     // Shared by every point and mode of the process: the silo keeps one marketplace (its sellers set up once per silo,
     // its orders and views accumulating), so order ids and customers (carts) must not repeat from one point to the next.
     private static readonly System.Runtime.CompilerServices.ConditionalWeakTable<IGrainFactory, object> SetUpSilos = new();
+    private static readonly System.Runtime.CompilerServices.ConditionalWeakTable<IGrainFactory, object> SetUpOrleansTxnSilos = new();
     private static long s_nextOrder;
     private static int s_nextCustomer;
     private MarketplaceLayout _layout;
@@ -55,7 +57,7 @@ public sealed class MarketplaceWorkload : IWorkload
 
     public IReadOnlyList<KeyValuePair<string, string>> Parameters { get; }
 
-    public IReadOnlyList<BenchmarkMode> Modes { get; } = [BenchmarkMode.ACT, BenchmarkMode.Hybrid];
+    public IReadOnlyList<BenchmarkMode> Modes { get; } = [BenchmarkMode.ACT, BenchmarkMode.Hybrid, BenchmarkMode.OrleansTxn];
 
     /// <summary>
     /// Sets up the sellers once per silo; every point and mode gets carts of its own (customers no earlier one used), so
@@ -63,26 +65,121 @@ public sealed class MarketplaceWorkload : IWorkload
     /// </summary>
     public async Task PrepareAsync(IGrainFactory grains, BenchmarkMode mode, CancellationToken cancellationToken)
     {
-        if (!SetUpSilos.TryGetValue(grains, out _))
+        if (mode != BenchmarkMode.OrleansTxn && !SetUpSilos.TryGetValue(grains, out _))
         {
-            await new MarketplaceClient(grains, _layout).SetUpAsync(product => 1m + product % 100, StockPerProduct);
+            await new MarketplaceClient(grains, _layout).SetUpAsync(Price, StockPerProduct);
             SetUpSilos.AddOrUpdate(grains, new object());
+        }
+
+        if (mode == BenchmarkMode.OrleansTxn && !SetUpOrleansTxnSilos.TryGetValue(grains, out _))
+        {
+            for (var seller = 0; seller < _layout.Sellers; seller++)
+            {
+                var id = seller;
+                await grains.GetGrain<IOrleansTxnProducts>(seller).AddProducts(_layout.ProductsOf(seller).ToDictionary(p => p, p => new Product(id, Price(p))));
+                await grains.GetGrain<IOrleansTxnStock>(seller).AddStock(_layout.ProductsOf(seller).ToDictionary(p => p, _ => StockPerProduct));
+            }
+
+            SetUpOrleansTxnSilos.AddOrUpdate(grains, new object());
         }
 
         _layout = _layout with { FirstCustomer = Interlocked.Add(ref s_nextCustomer, _settings.Customers) - _settings.Customers };
         _customers = [.. _layout.CustomerIds.Select(id => new Customer(id))];
     }
 
+    private static decimal Price(int product) => 1m + product % 100;
+
     public ITransactionDriver CreateDriver(IGrainFactory grains, BenchmarkMode mode, int seed) => mode switch
     {
-        BenchmarkMode.ACT or BenchmarkMode.Hybrid => new Driver(this, new MarketplaceClient(grains, _layout), pactCheckout: mode == BenchmarkMode.Hybrid, seed),
+        BenchmarkMode.ACT or BenchmarkMode.Hybrid => new Driver(this, new SnapperMarket(new MarketplaceClient(grains, _layout), PactCheckout: mode == BenchmarkMode.Hybrid), seed),
+        BenchmarkMode.OrleansTxn => new Driver(this, new OrleansTxnMarket(grains, _layout), seed),
         _ => throw new NotSupportedException($"marketplace has no {mode} mode."),
     };
 
     public async Task<string?> CheckConsistencyAsync(IGrainFactory grains, BenchmarkMode mode, CancellationToken cancellationToken)
     {
-        var problems = await new MarketplaceClient(grains, _layout).CheckInvariantsAsync();
+        var problems = mode == BenchmarkMode.OrleansTxn
+            ? await OrleansTxnMarket.CheckInvariantsAsync(grains, _layout)
+            : await new MarketplaceClient(grains, _layout).CheckInvariantsAsync();
         return problems.Count == 0 ? null : $"{problems.Count} problem(s), first: {problems[0]}";
+    }
+
+    /// <summary>The mix's four transactions, on Snapper or on Orleans Transactions.</summary>
+    private interface IMarket
+    {
+        Task AddItemToCart(int customer, int product);
+
+        Task DeleteItemInCart(int customer, int product);
+
+        Task UpdatePrice(int product, decimal price);
+
+        Task Checkout(int customer, long orderId, IReadOnlyCollection<int> products);
+    }
+
+    private sealed record SnapperMarket(MarketplaceClient Client, bool PactCheckout) : IMarket
+    {
+        public Task AddItemToCart(int customer, int product) => Client.AddItemToCart(customer, product, 1);
+
+        public Task DeleteItemInCart(int customer, int product) => Client.DeleteItemInCart(customer, product);
+
+        public Task UpdatePrice(int product, decimal price) => Client.UpdatePrice(product, price);
+
+        public Task Checkout(int customer, long orderId, IReadOnlyCollection<int> products) => Client.Checkout(customer, orderId, products, PactCheckout);
+    }
+
+    private sealed record OrleansTxnMarket(IGrainFactory Grains, MarketplaceLayout Layout) : IMarket
+    {
+        public Task AddItemToCart(int customer, int product) =>
+            Grains.GetGrain<IOrleansTxnCart>(customer).AddItem(new AddToCart(product, Layout.SellerOf(product), 1));
+
+        public Task DeleteItemInCart(int customer, int product) => Grains.GetGrain<IOrleansTxnCart>(customer).DeleteItem(product);
+
+        public Task UpdatePrice(int product, decimal price) =>
+            Grains.GetGrain<IOrleansTxnProducts>(Layout.SellerOf(product)).UpdatePrice(new PriceChange(product, price));
+
+        public Task Checkout(int customer, long orderId, IReadOnlyCollection<int> products) =>
+            Grains.GetGrain<IOrleansTxnCart>(customer).Checkout(new CheckoutRequest(customer, orderId, Layout));
+
+        /// <summary>Every cart item's price equals its product's; the sellers' views add up to the orders recorded.</summary>
+        public static async Task<List<string>> CheckInvariantsAsync(IGrainFactory grains, MarketplaceLayout layout)
+        {
+            var problems = new List<string>();
+            var products = new Dictionary<int, Product>();
+            var views = 0m;
+            for (var seller = 0; seller < layout.Sellers; seller++)
+            {
+                foreach (var (id, product) in await grains.GetGrain<IOrleansTxnProducts>(seller).All())
+                {
+                    products[id] = product;
+                }
+
+                views += (await grains.GetGrain<IOrleansTxnSeller>(seller).View()).Total;
+            }
+
+            foreach (var customer in layout.CustomerIds)
+            {
+                foreach (var (id, item) in await grains.GetGrain<IOrleansTxnCart>(customer).Items())
+                {
+                    if (products[id].Price != item.Price)
+                    {
+                        problems.Add($"customer {customer}'s cart has product {id} at {item.Price}, the product costs {products[id].Price}");
+                    }
+                }
+            }
+
+            var orders = 0m;
+            for (var actor = 0; actor < layout.OrderActors; actor++)
+            {
+                orders += await grains.GetGrain<IOrleansTxnRecords>($"order/{actor}").Total();
+            }
+
+            if (orders != views)
+            {
+                problems.Add($"the sellers' views add up to {views}, the orders to {orders}");
+            }
+
+            return problems;
+        }
     }
 
     private int NextProduct(Random random) => _sellers.NextDistinct(random, 1)[0] * _settings.ProductsPerSeller + _products.NextDistinct(random, 1)[0];
@@ -101,7 +198,7 @@ public sealed class MarketplaceWorkload : IWorkload
         public void Release() => Volatile.Write(ref _taken, 0);
     }
 
-    private sealed class Driver(MarketplaceWorkload workload, MarketplaceClient market, bool pactCheckout, int seed) : ITransactionDriver
+    private sealed class Driver(MarketplaceWorkload workload, IMarket market, int seed) : ITransactionDriver
     {
         private readonly Random _random = new(seed);
 
@@ -114,7 +211,7 @@ public sealed class MarketplaceWorkload : IWorkload
                 var draw = _random.NextDouble();
                 if (cart.Count > 0 && (draw < 0.3 || cart.Count >= 5))
                 {
-                    await market.Checkout(customer.Id, Interlocked.Increment(ref s_nextOrder), cart, pactCheckout);
+                    await market.Checkout(customer.Id, Interlocked.Increment(ref s_nextOrder), cart);
                     cart.Clear();
                 }
                 else if (draw < 0.45)
@@ -130,7 +227,7 @@ public sealed class MarketplaceWorkload : IWorkload
                 else
                 {
                     var product = workload.NextProduct(_random);
-                    await market.AddItemToCart(customer.Id, product, 1);
+                    await market.AddItemToCart(customer.Id, product);
                     cart.Add(product);
                 }
 

@@ -15,23 +15,54 @@ public interface ICartActor : ITransactionalActor, IGrainWithIntegerKey
     Task<Order> Checkout(TxnContext ctx, CheckoutRequest request);
 
     Task<Dictionary<int, CartItem>> Items(TxnContext ctx, int unused);
+
+    /// <summary>By hand: the product's new price, called by the product actor.</summary>
+    Task SetPrice(TxnContext ctx, PriceChange change);
 }
 
 public sealed class CartActor : MarketplaceActor<int, CartItem>, ICartActor
 {
+    private int Customer => (int)this.GetPrimaryKeyLong();
+
     public async Task AddItem(TxnContext ctx, AddToCart add)
     {
         var cart = await GetState(ctx, AccessMode.ReadWrite, add.Product);
-        if (!cart.ContainsKey(add.Product))
+        var products = GrainFactory.GetGrain<IProductActor>(add.Seller);
+        if (!cart.ContainsKey(add.Product) && ByHand)
         {
-            await RegisterUpdateDependency(ctx, GrainFactory.GetGrain<IProductActor>(add.Seller), add.Product, add.Product, new PriceIntoCartItem());
+            var prices = await CallActor(ctx, products.AddCarts, new CartLinks([Customer], [add.Product]));
+            cart.Put(add.Product, new CartItem(add.Seller, prices[0], Quantity: 0));
+        }
+        else if (!cart.ContainsKey(add.Product))
+        {
+            await RegisterUpdateDependency(ctx, products, add.Product, add.Product, new PriceIntoCartItem());
         }
 
         var item = cart.Get(add.Product);
         cart.Put(add.Product, item with { Quantity = item.Quantity + add.Quantity });
     }
 
-    public async Task<bool> DeleteItem(TxnContext ctx, int product) => (await GetState(ctx, AccessMode.ReadWrite, product)).Delete(product);
+    public async Task<bool> DeleteItem(TxnContext ctx, int product)
+    {
+        var cart = await GetState(ctx, AccessMode.ReadWrite, product);
+        if (!ByHand || !cart.TryGet(product, out var item))
+        {
+            return cart.Delete(product);
+        }
+
+        cart.Delete(product);
+        await CallActor(ctx, GrainFactory.GetGrain<IProductActor>(item.Seller).RemoveCarts, new CartLinks([Customer], [product]));
+        return true;
+    }
+
+    public async Task SetPrice(TxnContext ctx, PriceChange change)
+    {
+        var cart = await GetState(ctx, AccessMode.ReadWrite, change.Product);
+        if (cart.TryGet(change.Product, out var item))
+        {
+            cart.Put(change.Product, item with { Price = change.Price });
+        }
+    }
 
     public async Task<Order> Checkout(TxnContext ctx, CheckoutRequest request)
     {
@@ -57,6 +88,13 @@ public sealed class CartActor : MarketplaceActor<int, CartItem>, ICartActor
             new Reservation(s.ToDictionary(i => i.Key, i => i.Value.Quantity)))));
         calls.AddRange(order.Parts.GroupBy(p => layout.ShipmentActorOf(p.Seller)).Select(shipment => CallActor(ctx,
             GrainFactory.GetGrain<IShipmentActor>(shipment.Key).Ship, shipment.ToDictionary(p => p.Seller, p => new Package(order.OrderId, p.Amount)))));
+        if (ByHand)
+        {
+            // What the dependencies do otherwise: the carts leave the products, the sellers' views count the packages.
+            calls.AddRange(bySeller.Select(s => CallActor(ctx, GrainFactory.GetGrain<IProductActor>(s.Key).RemoveCarts, new CartLinks([Customer], [.. s.Select(i => i.Key)]))));
+            calls.AddRange(order.Parts.Select(p => CallActor(ctx, GrainFactory.GetGrain<ISellerActor>(p.Seller).AddPackage, new Package(order.OrderId, p.Amount))));
+        }
+
         await Task.WhenAll(calls);
 
         // The items leave the cart; their dependencies end at the products when this method returns.

@@ -13,6 +13,12 @@ public interface IProductActor : ITransactionalActor, IGrainWithIntegerKey
     /// <summary>Deletes a product: its stock item goes with it, carts stop following it.</summary>
     Task<bool> DeleteProduct(TxnContext ctx, int product);
 
+    /// <summary>By hand: the carts start following the products; returns their prices (in the order given).</summary>
+    Task<decimal[]> AddCarts(TxnContext ctx, CartLinks links);
+
+    /// <summary>By hand: the carts stop following the products (products no longer there are skipped).</summary>
+    Task RemoveCarts(TxnContext ctx, CartLinks links);
+
     Task<Dictionary<int, Product>> All(TxnContext ctx, int unused);
 }
 
@@ -30,10 +36,47 @@ public sealed class ProductActor : MarketplaceActor<int, Product>, IProductActor
     public async Task UpdatePrice(TxnContext ctx, PriceChange change)
     {
         var state = await GetState(ctx, AccessMode.ReadWrite, change.Product);
-        state.Put(change.Product, state.Get(change.Product) with { Price = change.Price });
+        var product = state.Get(change.Product);
+        state.Put(change.Product, product with { Price = change.Price });
+        if (ByHand)
+        {
+            await Task.WhenAll((product.Carts ?? []).Select(customer => CallActor(ctx, GrainFactory.GetGrain<ICartActor>(customer).SetPrice, change)));
+        }
     }
 
-    public async Task<bool> DeleteProduct(TxnContext ctx, int product) => (await GetState(ctx, AccessMode.ReadWrite, product)).Delete(product);
+    public async Task<bool> DeleteProduct(TxnContext ctx, int product)
+    {
+        var deleted = (await GetState(ctx, AccessMode.ReadWrite, product)).Delete(product);
+        if (deleted && ByHand)
+        {
+            await CallActor(ctx, GrainFactory.GetGrain<IStockActor>(this.GetPrimaryKeyLong()).Remove, product);
+        }
+
+        return deleted;
+    }
+
+    public async Task<decimal[]> AddCarts(TxnContext ctx, CartLinks links)
+    {
+        var state = await GetState(ctx, AccessMode.ReadWrite, links.Products);
+        return [.. links.Products.Select(id =>
+        {
+            var product = state.Get(id);
+            state.Put(id, product with { Carts = [.. (product.Carts ?? []).Union(links.Customers)] });
+            return product.Price;
+        })];
+    }
+
+    public async Task RemoveCarts(TxnContext ctx, CartLinks links)
+    {
+        var state = await GetState(ctx, AccessMode.ReadWrite, links.Products);
+        foreach (var id in links.Products)
+        {
+            if (state.TryGet(id, out var product))
+            {
+                state.Put(id, product with { Carts = [.. (product.Carts ?? []).Except(links.Customers)] });
+            }
+        }
+    }
 
     public async Task<Dictionary<int, Product>> All(TxnContext ctx, int unused) => new((await GetState(ctx, AccessMode.Read)).Entries);
 }
@@ -47,6 +90,9 @@ public interface IStockActor : ITransactionalActor, IGrainWithIntegerKey
     /// <summary>Takes the quantities; fails (and the checkout with it) if one is not in stock.</summary>
     Task Reserve(TxnContext ctx, Reservation reservation);
 
+    /// <summary>By hand: the product is gone, so is its stock item.</summary>
+    Task Remove(TxnContext ctx, int product);
+
     Task<Dictionary<int, StockItem>> All(TxnContext ctx, int unused);
 }
 
@@ -59,9 +105,14 @@ public sealed class StockActor : MarketplaceActor<int, StockItem>, IStockActor
         foreach (var (product, quantity) in quantities)
         {
             state.Put(product, new StockItem(quantity));
-            await RegisterDeleteDependency(ctx, products, product, product);
+            if (!ByHand)
+            {
+                await RegisterDeleteDependency(ctx, products, product, product);
+            }
         }
     }
+
+    public async Task Remove(TxnContext ctx, int product) => (await GetState(ctx, AccessMode.ReadWrite, product)).Delete(product);
 
     public async Task Reserve(TxnContext ctx, Reservation reservation)
     {

@@ -32,9 +32,9 @@ public sealed record MarketplaceLayout(
     public int ShipmentActorOf(int seller) => seller % ShipmentActors;
 }
 
-/// <summary>A product of a seller.</summary>
+/// <summary>A product of a seller; <paramref name="Carts"/>: the customers whose carts hold it, kept only by hand (<see cref="DependencyStyle.ByHand"/>).</summary>
 [GenerateSerializer, Immutable]
-public sealed record Product([property: Id(0)] int Seller, [property: Id(1)] decimal Price);
+public sealed record Product([property: Id(0)] int Seller, [property: Id(1)] decimal Price, [property: Id(2)] int[]? Carts = null);
 
 /// <summary>What a seller has of a product. It exists only while the product does (a delete dependency).</summary>
 [GenerateSerializer, Immutable]
@@ -77,6 +77,10 @@ public sealed record SellerView([property: Id(0)] int Orders, [property: Id(1)] 
 
 [GenerateSerializer, Immutable]
 public sealed record PriceChange([property: Id(0)] int Product, [property: Id(1)] decimal Price);
+
+/// <summary>By hand: the carts of <paramref name="Customers"/> hold (or no longer hold) <paramref name="Products"/>.</summary>
+[GenerateSerializer, Immutable]
+public sealed record CartLinks([property: Id(0)] int[] Customers, [property: Id(1)] int[] Products);
 
 [GenerateSerializer, Immutable]
 public sealed record AddToCart([property: Id(0)] int Product, [property: Id(1)] int Seller, [property: Id(2)] int Quantity);

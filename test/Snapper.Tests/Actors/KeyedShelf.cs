@@ -24,6 +24,8 @@ public interface IKeyedShelf : ITransactionalActor, IGrainWithIntegerKey
 
     /// <summary>Does <paramref name="write"/>, then returns the whole collection as this transaction sees it.</summary>
     Task<Dictionary<string, int>> WriteThenCount(TxnContext ctx, ShelfWrite write);
+
+    Task<bool> Delete(TxnContext ctx, string item);
 }
 
 public sealed class KeyedShelf() : KeyValueActor<string, int>(ConcurrencyLevel.Key), IKeyedShelf
@@ -64,6 +66,8 @@ public sealed class KeyedShelf() : KeyValueActor<string, int>(ConcurrencyLevel.K
         var target = GrainFactory.GetGrain<IKeyedShelf>(writes.Target);
         return Task.WhenAll(writes.Writes.Select(write => CallActor(ctx, target.Write, write)));
     }
+
+    public async Task<bool> Delete(TxnContext ctx, string item) => (await GetState(ctx, AccessMode.ReadWrite, item)).Delete(item);
 
     public async Task<Dictionary<string, int>> WriteThenCount(TxnContext ctx, ShelfWrite write)
     {

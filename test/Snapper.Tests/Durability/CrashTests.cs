@@ -166,6 +166,8 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
             {
                 var actor = grains.GetGrain<ILedgerBranch>(branch.Key);
                 await actor.StartTxn(actor.Open, new BranchOpen([.. branch], Opening));
+                var mirror = grains.GetGrain<ILedgerMirror>(branch.Key);
+                await mirror.StartTxn(mirror.Follow, branch.ToArray()); // registering again replaces: safe to repeat
                 return true;
             }))
             : _ids.Select(id => UntilAnsweredAsync(async () =>
@@ -264,6 +266,21 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
                 Assert.True(state.Applied.Distinct().Count() == state.Applied.Count, $"{where}: account {id} applied an operation twice");
                 var balance = Opening + state.Applied.Sum(opId => _ops[opId] is var op && op.From == id ? -op.Amount * op.To.Length : op.Amount);
                 Assert.True(balance == state.Balance, $"{where}: account {id} holds {state.Balance}, its applied operations give {balance}");
+            }
+
+            if (keyed)
+            {
+                // The mirrors follow the accounts by dependency: after the restart, each holds exactly its account's state.
+                foreach (var branch in _ids.GroupBy(LedgerBranches.BranchOf))
+                {
+                    var mirror = grains.GetGrain<ILedgerMirror>(branch.Key);
+                    var copies = await UntilAnsweredAsync(() => mirror.StartTxn(mirror.Read, branch.ToArray()));
+                    foreach (var (id, copy) in branch.Zip(copies))
+                    {
+                        Assert.True(copy is not null && copy.Balance == states[id].Balance && copy.Applied.SequenceEqual(states[id].Applied),
+                            $"{where}: the mirror of account {id} holds {copy?.Balance} after {copy?.Applied.Count} operations, the account {states[id].Balance} after {states[id].Applied.Count}");
+                    }
+                }
             }
 
             // Last: the checks above name the operation or account at fault, this one only says that something is.

@@ -132,6 +132,29 @@ public sealed class KeyLevelConcurrencyTests(ClusterFixture fixture)
     }
 
     [Fact]
+    public async Task A_key_is_created_and_deleted_under_its_write_lock()
+    {
+        var shelf = Shelf(ClusterFixture.NewId());
+        await shelf.StartTxn(shelf.Write, new ShelfWrite("old", 1));
+        var hold = $"create-key-{Guid.NewGuid()}";
+        var creating = shelf.StartTxn(shelf.Write, new ShelfWrite("new", 7, hold));
+        await Gates.WhenReached(hold);
+
+        // The key being made is locked by its maker: a younger ACT that would delete or read it dies (wait-die) and
+        // changes nothing; another key of the actor is deleted meanwhile.
+        Assert.Equal(AbortReason.WaitDie, (await Assert.ThrowsAsync<TransactionAbortedException>(() => shelf.StartTxn(shelf.Delete, "new"))).Reason);
+        Assert.Equal(AbortReason.WaitDie, (await Assert.ThrowsAsync<TransactionAbortedException>(() => shelf.StartTxn(shelf.Count, "new"))).Reason);
+        Assert.True(await shelf.StartTxn(shelf.Delete, "old"));
+
+        Gates.Release(hold);
+        await creating;
+        Assert.Equal(7, await shelf.StartTxn(shelf.Count, "new"));
+        Assert.True(await shelf.StartTxn(shelf.Delete, "new"));
+        Assert.False(await shelf.StartTxn(shelf.Delete, "new"));
+        Assert.Empty(await AllOf(shelf));
+    }
+
+    [Fact]
     public async Task An_act_that_used_keys_and_then_the_whole_collection_sees_what_others_committed_meanwhile()
     {
         var shelf = Shelf(ClusterFixture.NewId());

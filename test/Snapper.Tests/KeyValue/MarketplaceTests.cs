@@ -24,6 +24,15 @@ public sealed class MarketplaceTests(ClusterFixture fixture)
         await RunMarketplaceAsync(cluster.Client);
     }
 
+    /// <summary>The same relations kept by the actors' own code, the benchmark's baseline for what dependencies cost.</summary>
+    [Fact]
+    public async Task The_marketplace_keeps_every_invariant_with_its_relations_kept_by_hand()
+    {
+        await using var cluster = await ClusterFixture.StartAsync(_ => { },
+            silo => silo.Services.Configure<MarketplaceOptions>(o => o.Dependencies = DependencyStyle.ByHand));
+        await RunMarketplaceAsync(cluster.Client);
+    }
+
     private static async Task RunMarketplaceAsync(IGrainFactory grains)
     {
         // The sellers' actors have fixed ids (0 to Sellers - 1): in the shared silo, this is the only test that uses them.
