@@ -32,8 +32,10 @@ public static class ChartOutput
         var (axisName, xOf) = SweptAxis(best);
         // One line per mode, or per mode and setting where non-numeric parameters differ between rows: the logging
         // settings a run compared, or the --tag values of runs combined into one file.
-        var settingKeys = best.SelectMany(r => r.Parameters).Where(p => !double.TryParse(p.Value, CultureInfo.InvariantCulture, out _)).Select(p => p.Key)
-            .Distinct().Where(key => best.Select(r => Value(r, key)).Distinct().Count() > 1).ToArray();
+        // A second swept number (the marketplace's key skew beside its actor skew) is a series too, not a jump on one line.
+        var settingKeys = best.SelectMany(r => r.Parameters)
+            .Where(p => !double.TryParse(p.Value, CultureInfo.InvariantCulture, out _) || (p.Key != axisName && p.Key != "pipeline"))
+            .Select(p => p.Key).Distinct().Where(key => best.Select(r => Value(r, key)).Distinct().Count() > 1).ToArray();
         string SeriesOf(RunResult r) => string.Join(' ', settingKeys.Select(key => $"{key}={Value(r, key)}").Prepend(r.Mode.ToString()));
         var series = best.Select(SeriesOf).Distinct().ToArray();
         var xs = best.Select(xOf).Distinct().Order().ToArray();
