@@ -45,6 +45,8 @@ Log.Logger = new LoggerConfiguration()
     .MinimumLevel.Override("Polly", LogEventLevel.Warning)
     // A line per connection opened or closed, including every port probe of deploy/cluster-status.sh.
     .MinimumLevel.Override("Orleans.Runtime.Messaging", LogEventLevel.Warning)
+    // Orleans' watchdog warns of a stall as long as the machine's uptime as a silo starts: a false alarm (see there).
+    .Filter.ByExcluding(Snapper.Workloads.Logging.WatchdogStartAlarm.IsFalseAlarm)
     .Enrich.WithProperty("Silo", settings.Name)
     // Stack traces go to the file only: the console (the deploy scripts' .out file) keeps one line per warning.
     .WriteTo.Console(restrictedToMinimumLevel: LogEventLevel.Warning, outputTemplate: "[{Timestamp:HH:mm:ss} {Level:u3}] {SourceContext}: {Message:lj}{NewLine}")

@@ -24,6 +24,7 @@ public static class RunnerHost
             .MinimumLevel.Information()
             .MinimumLevel.Override("Orleans", LogEventLevel.Warning)
             .MinimumLevel.Override("Microsoft", LogEventLevel.Warning)
+            .Filter.ByExcluding(Snapper.Workloads.Logging.WatchdogStartAlarm.IsFalseAlarm)
             .WriteTo.Console(restrictedToMinimumLevel: LogEventLevel.Warning)
             .WriteTo.File(Path.Combine(logDirectory, "runner-.log"), rollingInterval: RollingInterval.Day)
             .CreateLogger();
