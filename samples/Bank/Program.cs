@@ -39,7 +39,21 @@ var pactPayer = Account(4);
 left = await pactPayer.StartTxn(pactPayer.Transfer, new TransferInput(To: 0, Amount: 5m), ActorAccessInfo.Of(Account(4), Account(0)));
 Console.WriteLine($"committed  PACT Transfer 4 -> 0 of 5; account 4 has {left} left");
 
-// A mix of both at once on the same accounts: ACTs and PACTs are kept serializable together.
+// A mix of both at once on the same accounts: ACTs and PACTs are kept serializable together. An ACT that meets
+// conflicting transactions may give way to them (wait-die, or to PACT batches); the abort is transient, and a retry
+// policy submits it again as a new transaction until it commits (nothing of an aborted attempt remains).
+var gaveWay = new Dictionary<AbortReason, int>();
+var retry = new RetryPolicy
+{
+    MaxAttempts = 50,
+    OnRetry = (abort, _) =>
+    {
+        lock (gaveWay)
+        {
+            gaveWay[abort.Reason] = gaveWay.GetValueOrDefault(abort.Reason) + 1;
+        }
+    },
+};
 var mixed = Enumerable.Range(0, 20).Select(async i =>
 {
     var (from, to) = (ids[i % ids.Length], ids[(i + 1) % ids.Length]);
@@ -47,17 +61,18 @@ var mixed = Enumerable.Range(0, 20).Select(async i =>
     try
     {
         _ = i % 2 == 0
-            ? await Account(from).StartTxn(Account(from).Transfer, transfer, ActorAccessInfo.Of(Account(from), Account(to)))
-            : await Account(from).StartTxn(Account(from).Transfer, transfer);
+            ? await Account(from).StartTxn(Account(from).Transfer, transfer, ActorAccessInfo.Of(Account(from), Account(to)), retry)
+            : await Account(from).StartTxn(Account(from).Transfer, transfer, retry);
         return true;
     }
     catch (TransactionAbortedException)
     {
-        return false; // an ACT may give way to conflicting transactions; nothing of it remains
+        return false; // out of attempts; nothing of it remains
     }
 }).ToArray();
 var committedMixed = (await Task.WhenAll(mixed)).Count(ok => ok);
-Console.WriteLine($"committed  {committedMixed} of 20 concurrent transfers of 1, half PACTs and half ACTs");
+Console.WriteLine($"committed  {committedMixed} of 20 concurrent transfers of 1, half PACTs and half ACTs; retried after " +
+    (gaveWay.Count == 0 ? "no abort" : string.Join(", ", gaveWay.Select(r => $"{r.Value} {r.Key}"))));
 
 var poor = Account(3);
 try

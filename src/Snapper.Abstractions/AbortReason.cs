@@ -72,3 +72,22 @@ public enum AbortReason
     /// </summary>
     OrderingFailed,
 }
+
+/// <summary>What an <see cref="AbortReason"/> says about submitting the transaction again.</summary>
+public static class AbortReasons
+{
+    /// <summary>
+    /// True for reasons that come from other transactions or from timing (wait-die, lock and participant timeouts,
+    /// failed prepares, cascading aborts, hybrid deadlock avoidance, the serializability check, ordering failures): the
+    /// same transaction may commit if submitted again, and <see cref="RetryPolicy"/> retries it. False for reasons in
+    /// the transaction itself (a user exception, an unawaited call, an invalid call, an undeclared access, a method
+    /// that ran past its timeout) or in the silo (a failed log write, which stops every commit until a restart).
+    /// </summary>
+    public static bool IsTransient(this AbortReason reason) => reason switch
+    {
+        AbortReason.WaitDie or AbortReason.LockTimeout or AbortReason.PrepareFailed or AbortReason.ParticipantTimeout
+            or AbortReason.CascadingAbort or AbortReason.HybridDeadlock or AbortReason.Serializability
+            or AbortReason.SerializabilityIncompleteAfterSet or AbortReason.OrderingFailed => true,
+        _ => false,
+    };
+}

@@ -10,7 +10,7 @@ namespace Snapper;
 /// <remarks>
 /// <c>StartTxn</c> is the one entry point of Snapper a client may call (calls inside a transaction and two-phase commit
 /// go through internal interfaces that refuse callers outside the silo). Clients use the typed
-/// <see cref="TransactionalActorExtensions.StartTxn{TActor, TInput, TResult}(TActor, Func{TxnContext, TInput, Task{TResult}}, TInput)"/>
+/// <see cref="TransactionalActorExtensions.StartTxn{TActor, TInput, TResult}(TActor, Func{TxnContext, TInput, Task{TResult}}, TInput, RetryPolicy)"/>
 /// instead of calling them directly.
 /// </remarks>
 public interface ITransactionalActor : IGrain

@@ -36,6 +36,12 @@ public sealed class TransactionAbortedException : SnapperException
     /// <summary>Why it aborted.</summary>
     [Id(1)] public AbortReason Reason { get; private set; }
 
+    /// <summary>
+    /// Whether the same transaction may commit if submitted again (<see cref="AbortReasons.IsTransient"/>): it gave way
+    /// to others or waited too long. Otherwise the abort is final: submitting it again fails again.
+    /// </summary>
+    public bool IsTransient => Reason.IsTransient();
+
     /// <summary>For <see cref="AbortReason.UserException"/>: the full type name of the exception user code threw.</summary>
     [Id(2)] public string? UserExceptionType { get; private set; }
 }

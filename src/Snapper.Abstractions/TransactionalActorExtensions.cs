@@ -9,28 +9,24 @@ namespace Snapper;
 /// </summary>
 public static class TransactionalActorExtensions
 {
-    /// <summary>Runs an ACT whose first method is <paramref name="method"/> on <paramref name="actor"/>.</summary>
-    /// <exception cref="TransactionAbortedException">The transaction aborted; nothing of it remains.</exception>
+    /// <summary>
+    /// Runs an ACT whose first method is <paramref name="method"/> on <paramref name="actor"/>; with
+    /// <paramref name="retry"/>, again as a new transaction after each transient abort, as the policy allows.
+    /// </summary>
+    /// <exception cref="TransactionAbortedException">The transaction (its last attempt) aborted; nothing of it remains.</exception>
     // A method returning Task<T> also converts to the Task overload, which C# would otherwise prefer.
     [OverloadResolutionPriority(1)]
     public static async Task<TResult> StartTxn<TActor, TInput, TResult>(
-        this TActor actor, Func<TxnContext, TInput, Task<TResult>> method, TInput input)
-        where TActor : ITransactionalActor
-    {
-        var name = TransactionalMethod.NameOf(actor, method);
-        var response = await actor.StartTxn(new TxnRequest(name, input));
-        return response.Result is null ? default! : (TResult)response.Result;
-    }
+        this TActor actor, Func<TxnContext, TInput, Task<TResult>> method, TInput input, RetryPolicy? retry = null)
+        where TActor : ITransactionalActor =>
+        await Submit<TResult>(actor, new TxnRequest(TransactionalMethod.NameOf(actor, method), input), retry);
 
-    /// <summary>Runs an ACT whose first method, returning no result, is <paramref name="method"/> on <paramref name="actor"/>.</summary>
-    /// <exception cref="TransactionAbortedException">The transaction aborted; nothing of it remains.</exception>
+    /// <summary>Runs an ACT whose first method, returning no result, is <paramref name="method"/> on <paramref name="actor"/>; see the overload with a result.</summary>
+    /// <exception cref="TransactionAbortedException">The transaction (its last attempt) aborted; nothing of it remains.</exception>
     public static async Task StartTxn<TActor, TInput>(
-        this TActor actor, Func<TxnContext, TInput, Task> method, TInput input)
-        where TActor : ITransactionalActor
-    {
-        var name = TransactionalMethod.NameOf(actor, method);
-        await actor.StartTxn(new TxnRequest(name, input));
-    }
+        this TActor actor, Func<TxnContext, TInput, Task> method, TInput input, RetryPolicy? retry = null)
+        where TActor : ITransactionalActor =>
+        await Submit<object?>(actor, new TxnRequest(TransactionalMethod.NameOf(actor, method), input), retry);
 
     /// <summary>
     /// Runs a PACT (thesis §3.3.2): a transaction that declares up front every actor it calls and how many times,
@@ -42,22 +38,31 @@ public static class TransactionalActorExtensions
     /// </exception>
     [OverloadResolutionPriority(1)]
     public static async Task<TResult> StartTxn<TActor, TInput, TResult>(
-        this TActor actor, Func<TxnContext, TInput, Task<TResult>> method, TInput input, ActorAccessInfo accessInfo)
+        this TActor actor, Func<TxnContext, TInput, Task<TResult>> method, TInput input, ActorAccessInfo accessInfo, RetryPolicy? retry = null)
         where TActor : ITransactionalActor
     {
         ArgumentNullException.ThrowIfNull(accessInfo);
-        var name = TransactionalMethod.NameOf(actor, method);
-        var response = await actor.StartTxn(new TxnRequest(name, input, accessInfo));
-        return response.Result is null ? default! : (TResult)response.Result;
+        return await Submit<TResult>(actor, new TxnRequest(TransactionalMethod.NameOf(actor, method), input, accessInfo), retry);
     }
 
     /// <summary>Runs a PACT whose first method returns no result; see the overload with a result.</summary>
     public static async Task StartTxn<TActor, TInput>(
-        this TActor actor, Func<TxnContext, TInput, Task> method, TInput input, ActorAccessInfo accessInfo)
+        this TActor actor, Func<TxnContext, TInput, Task> method, TInput input, ActorAccessInfo accessInfo, RetryPolicy? retry = null)
         where TActor : ITransactionalActor
     {
         ArgumentNullException.ThrowIfNull(accessInfo);
-        var name = TransactionalMethod.NameOf(actor, method);
-        await actor.StartTxn(new TxnRequest(name, input, accessInfo));
+        await Submit<object?>(actor, new TxnRequest(TransactionalMethod.NameOf(actor, method), input, accessInfo), retry);
+    }
+
+    // Each attempt is a call of its own to the first actor, which gives it a new tid.
+    private static Task<TResult> Submit<TResult>(ITransactionalActor actor, TxnRequest request, RetryPolicy? retry)
+    {
+        async Task<TResult> Once()
+        {
+            var response = await actor.StartTxn(request);
+            return response.Result is null ? default! : (TResult)response.Result;
+        }
+
+        return retry is null ? Once() : retry.RunAsync(Once);
     }
 }
