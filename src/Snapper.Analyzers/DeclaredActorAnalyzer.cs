@@ -11,21 +11,16 @@ namespace Snapper.Analyzers;
 /// References typed only as <c>IAddressable</c> (or a base of it) are left alone: their actor is known at run time only.
 /// </summary>
 [DiagnosticAnalyzer(LanguageNames.CSharp)]
-public sealed class DeclaredActorAnalyzer : DiagnosticAnalyzer
+public sealed class DeclaredActorAnalyzer : SnapperAnalyzer
 {
     public override ImmutableArray<DiagnosticDescriptor> SupportedDiagnostics => [SnapperDiagnostics.DeclaredActor];
 
-    public override void Initialize(AnalysisContext context)
+    private protected override void Register(CompilationStartAnalysisContext context, SnapperSymbols symbols)
     {
-        context.ConfigureGeneratedCodeAnalysis(GeneratedCodeAnalysisFlags.None);
-        context.EnableConcurrentExecution();
-        context.RegisterCompilationStartAction(start =>
+        if (symbols is { AccessInfo: not null, Addressable: not null })
         {
-            if (SnapperSymbols.For(start.Compilation) is { AccessInfo: not null, Addressable: not null } symbols)
-            {
-                start.RegisterOperationAction(operation => Check(operation, symbols), OperationKind.Invocation);
-            }
-        });
+            context.RegisterOperationAction(operation => Check(operation, symbols), OperationKind.Invocation);
+        }
     }
 
     private static void Check(OperationAnalysisContext context, SnapperSymbols symbols)

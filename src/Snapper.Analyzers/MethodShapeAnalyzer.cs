@@ -6,22 +6,12 @@ namespace Snapper.Analyzers;
 
 /// <summary>SNAP001: every method an interface derived from ITransactionalActor declares is <c>Task[&lt;T&gt;] M(TxnContext, TInput)</c>.</summary>
 [DiagnosticAnalyzer(LanguageNames.CSharp)]
-public sealed class MethodShapeAnalyzer : DiagnosticAnalyzer
+public sealed class MethodShapeAnalyzer : SnapperAnalyzer
 {
     public override ImmutableArray<DiagnosticDescriptor> SupportedDiagnostics => [SnapperDiagnostics.MethodShape];
 
-    public override void Initialize(AnalysisContext context)
-    {
-        context.ConfigureGeneratedCodeAnalysis(GeneratedCodeAnalysisFlags.None);
-        context.EnableConcurrentExecution();
-        context.RegisterCompilationStartAction(start =>
-        {
-            if (SnapperSymbols.For(start.Compilation) is { } symbols)
-            {
-                start.RegisterSymbolAction(symbol => Check(symbol, symbols), SymbolKind.NamedType);
-            }
-        });
-    }
+    private protected override void Register(CompilationStartAnalysisContext context, SnapperSymbols symbols) =>
+        context.RegisterSymbolAction(symbol => Check(symbol, symbols), SymbolKind.NamedType);
 
     private static void Check(SymbolAnalysisContext context, SnapperSymbols symbols)
     {

@@ -11,21 +11,16 @@ namespace Snapper.Analyzers;
 /// the same local, parameter, field or property, or the same expression.
 /// </summary>
 [DiagnosticAnalyzer(LanguageNames.CSharp)]
-public sealed class StartTxnTargetAnalyzer : DiagnosticAnalyzer
+public sealed class StartTxnTargetAnalyzer : SnapperAnalyzer
 {
     public override ImmutableArray<DiagnosticDescriptor> SupportedDiagnostics => [SnapperDiagnostics.StartTxnTarget];
 
-    public override void Initialize(AnalysisContext context)
+    private protected override void Register(CompilationStartAnalysisContext context, SnapperSymbols symbols)
     {
-        context.ConfigureGeneratedCodeAnalysis(GeneratedCodeAnalysisFlags.None);
-        context.EnableConcurrentExecution();
-        context.RegisterCompilationStartAction(start =>
+        if (symbols.Extensions is { } extensions)
         {
-            if (SnapperSymbols.For(start.Compilation) is { Extensions: { } extensions })
-            {
-                start.RegisterOperationAction(operation => Check(operation, extensions), OperationKind.Invocation);
-            }
-        });
+            context.RegisterOperationAction(operation => Check(operation, extensions), OperationKind.Invocation);
+        }
     }
 
     private static void Check(OperationAnalysisContext context, INamedTypeSymbol extensions)

@@ -11,25 +11,15 @@ namespace Snapper.Analyzers;
 /// on (to <c>Task.WhenAll</c>) or returned are left alone: whether they are awaited in time is the run-time check's.
 /// </summary>
 [DiagnosticAnalyzer(LanguageNames.CSharp)]
-public sealed class UnawaitedCallAnalyzer : DiagnosticAnalyzer
+public sealed class UnawaitedCallAnalyzer : SnapperAnalyzer
 {
     /// <summary>The methods whose task must be awaited within the transaction's method.</summary>
     internal static readonly ImmutableHashSet<string> TransactionalCalls = ["CallActor", "GetState", "RegisterUpdateDependency", "RegisterDeleteDependency", "DeregisterDependency"];
 
     public override ImmutableArray<DiagnosticDescriptor> SupportedDiagnostics => [SnapperDiagnostics.UnawaitedCall];
 
-    public override void Initialize(AnalysisContext context)
-    {
-        context.ConfigureGeneratedCodeAnalysis(GeneratedCodeAnalysisFlags.None);
-        context.EnableConcurrentExecution();
-        context.RegisterCompilationStartAction(start =>
-        {
-            if (SnapperSymbols.For(start.Compilation) is not null)
-            {
-                start.RegisterOperationAction(Check, OperationKind.Invocation);
-            }
-        });
-    }
+    private protected override void Register(CompilationStartAnalysisContext context, SnapperSymbols symbols) =>
+        context.RegisterOperationAction(Check, OperationKind.Invocation);
 
     private static void Check(OperationAnalysisContext context)
     {
