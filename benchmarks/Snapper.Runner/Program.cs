@@ -50,6 +50,12 @@ var dependenciesOption = new Option<string?>("--dependencies")
     Description = "marketplace: who keeps cart prices, stock and seller views, declared (Snapper's dependencies) and/or byhand " +
         "(application code); a list runs each on a silo of its own (default declared)",
 };
+var repeatOption = new Option<int>("--repeat")
+{
+    Description = "Run every cell this many times, interleaving the modes (all of a repetition before the next); the table, " +
+        "results.csv and charts give each cell's median with its range, repetitions.csv every run",
+    DefaultValueFactory = _ => 1,
+};
 var itemsOption = new Option<int?>("--items") { Description = "TPC-C items (default 100000; 10000 with --quick)" };
 var pipelineOption = new Option<string[]>("--pipeline")
 {
@@ -98,7 +104,7 @@ var minutesOption = new Option<int?>("--minutes")
 
 var root = new RootCommand("Snapper experiment runner: one workload, several execution modes side by side, CSV and charts.")
 {
-    workloadOption, modesOption, actorsOption, txnSizeOption, actorSizeOption, statesOption, actorSkewOption, keySkewOption, concurrencyOption, dependenciesOption, zipfOption, hotOption, pactPercentOption, warehousesOption, orderPartitionsOption,
+    workloadOption, modesOption, actorsOption, txnSizeOption, actorSizeOption, statesOption, actorSkewOption, keySkewOption, concurrencyOption, dependenciesOption, repeatOption, zipfOption, hotOption, pactPercentOption, warehousesOption, orderPartitionsOption,
     itemsOption, pipelineOption, epochsOption,
     warmupOption, epochSecondsOption, quickOption, outOption, dataOption, clusterOption, clusterDataOption, workersOption, distPercentOption, distLevelOption,
     tagOption, loggingOption, checkpointOption, seedOption, replotOption, minutesOption,
@@ -225,6 +231,14 @@ root.SetAction(async (parse, cancellationToken) =>
 
     var results = new List<RunResult>();
     var csv = Path.Combine(outDirectory, "results.csv");
+    var repetitionsCsv = Path.Combine(outDirectory, "repetitions.csv");
+    var repeats = parse.GetValue(repeatOption);
+    if (repeats < 1)
+    {
+        Console.Error.WriteLine("--repeat takes 1 or more.");
+        return 2;
+    }
+
     var cpuCsv = Path.Combine(outDirectory, "cpu.csv");
     var restartReport = Path.Combine(outDirectory, "restart.txt");
     File.Delete(restartReport); // this run's restarts only, as results.csv holds this run's results only
@@ -259,8 +273,9 @@ root.SetAction(async (parse, cancellationToken) =>
             await host.StartAsync(cancellationToken);
             var grains = host.Services.GetRequiredService<IGrainFactory>();
             var runner = new ExperimentRunner(grains, settings, host.Services.GetRequiredService<ILogger<ExperimentRunner>>(), usage);
-            foreach (var point in group)
+            foreach (var (point, repetition) in from rep in Enumerable.Range(1, repeats) from point in @group select (point, rep))
             {
+                KeyValuePair<string, string>[] repeatTag = repeats > 1 ? [Repetitions.Tag(repetition)] : [];
                 foreach (var mode in modes)
                 {
                     if (!point.Modes.Contains(mode))
@@ -274,7 +289,7 @@ root.SetAction(async (parse, cancellationToken) =>
                     {
                         var result = await runner.RunAsync(point, mode, pipeline, new SyncProgress(Console.WriteLine), cancellationToken);
                         var problem = await point.CheckConsistencyAsync(grains, mode, cancellationToken);
-                        result = result with { Parameters = [new("log", durability.Name), .. variant.Tags, .. tags, .. result.Parameters], ConsistencyError = problem };
+                        result = result with { Parameters = [new("log", durability.Name), .. variant.Tags, .. tags, .. result.Parameters, .. repeatTag], ConsistencyError = problem };
                         Console.WriteLine($"  -> {result.CommittedPerSecond:N0} txn/s, p50 {result.P50Ms:F2} ms, p99 {result.P99Ms:F2} ms, " +
                             $"aborts {result.AbortRate:P1}, {(double.IsNaN(result.LogBytesPerTxn) ? "" : $"log {result.LogBytesPerTxn:N0} B and {result.FsyncsPerTxn:F3} fsyncs per txn, ")}" +
                             $"consistency {problem ?? "ok"}");
@@ -284,7 +299,12 @@ root.SetAction(async (parse, cancellationToken) =>
                         }
 
                         results.Add(result);
-                        CsvOutput.Write(csv, results);
+                        CsvOutput.Write(csv, Repetitions.Summarize(results));
+                        if (repeats > 1)
+                        {
+                            CsvOutput.Write(repetitionsCsv, results);
+                        }
+
                         if (usage is not null)
                         {
                             UsageOutput.Write(cpuCsv, results);
@@ -304,10 +324,16 @@ root.SetAction(async (parse, cancellationToken) =>
         }
     }
 
-    ResultTable.Print(results);
+    var summary = Repetitions.Summarize(results);
+    ResultTable.Print(summary);
     UsageOutput.Print(results);
-    var charts = ChartOutput.Write(outDirectory, workloadName, results);
+    var charts = ChartOutput.Write(outDirectory, workloadName, summary);
     Console.WriteLine($"Wrote {csv}");
+    if (repeats > 1)
+    {
+        Console.WriteLine($"Wrote {repetitionsCsv}");
+    }
+
     if (usage is not null)
     {
         Console.WriteLine($"Wrote {cpuCsv}");

@@ -22,7 +22,8 @@ public sealed record RunResult(
     string? ConsistencyError,
     double LogBytesPerTxn = double.NaN,
     double FsyncsPerTxn = double.NaN,
-    IReadOnlyList<SiloUsage>? Usage = null)
+    IReadOnlyList<SiloUsage>? Usage = null,
+    RepeatSpread? Spread = null)
 {
     public double AbortRate => Committed + Aborted == 0 ? 0 : (double)Aborted / (Committed + Aborted);
 

@@ -8,11 +8,13 @@ namespace Snapper.Runner.Output;
 /// Results as CSV, one row per (workload, mode, parameter point). The first eight columns are fixed:
 /// <c>workload,mode,params,committed_per_s,p50_ms,p90_ms,p99_ms,abort_rate</c>; then the aborts by reason
 /// (<c>reason=count;...</c>), the committed count, write-ahead log bytes and fsyncs per committed transaction
-/// (empty without a log) and the consistency check. Files from before the log columns still read back.
+/// (empty without a log), the lowest and highest committed rate of a repeated cell and its repetitions (empty for a
+/// cell run once; <c>committed_per_s</c> is then the median) and the consistency check. Files from before the log
+/// or repetition columns still read back.
 /// </summary>
 public static class CsvOutput
 {
-    public const string Header = "workload,mode,params,committed_per_s,p50_ms,p90_ms,p99_ms,abort_rate,aborts_by_reason,committed,log_bytes_per_txn,fsyncs_per_txn,consistency";
+    public const string Header = "workload,mode,params,committed_per_s,p50_ms,p90_ms,p99_ms,abort_rate,aborts_by_reason,committed,log_bytes_per_txn,fsyncs_per_txn,committed_per_s_min,committed_per_s_max,repeats,consistency";
 
     public static void Write(string path, IEnumerable<RunResult> results)
     {
@@ -32,6 +34,9 @@ public static class CsvOutput
                 r.Committed.ToString(CultureInfo.InvariantCulture),
                 double.IsNaN(r.LogBytesPerTxn) ? "" : F(r.LogBytesPerTxn, "F1"),
                 double.IsNaN(r.FsyncsPerTxn) ? "" : F(r.FsyncsPerTxn, "F4"),
+                r.Spread is null ? "" : F(r.Spread.MinPerSecond, "F1"),
+                r.Spread is null ? "" : F(r.Spread.MaxPerSecond, "F1"),
+                r.Spread is null ? "" : r.Spread.Count.ToString(CultureInfo.InvariantCulture),
                 r.ConsistencyError is null ? "ok" : Quote(r.ConsistencyError)));
         }
 
@@ -44,10 +49,12 @@ public static class CsvOutput
     /// </summary>
     public static IReadOnlyList<RunResult> Read(string path)
     {
-        var withLog = File.ReadLines(path).First().Contains("log_bytes_per_txn", StringComparison.Ordinal);
+        var header = File.ReadLines(path).First();
+        var withLog = header.Contains("log_bytes_per_txn", StringComparison.Ordinal);
+        var withRepeats = header.Contains("repeats", StringComparison.Ordinal);
         return File.ReadLines(path).Skip(1).Where(line => line.Length > 0).Select(line =>
         {
-            var cells = line.Split(',', withLog ? 13 : 11);
+            var cells = line.Split(',', withRepeats ? 16 : withLog ? 13 : 11);
             var consistency = cells[^1];
             var parameters = cells[2].Split(';').Select(p => p.Split('=', 2)).Select(kv => new KeyValuePair<string, string>(kv[0], kv[1])).ToList();
             var pipeline = int.Parse(parameters.Last(p => p.Key == "pipeline").Value, CultureInfo.InvariantCulture);
@@ -68,7 +75,8 @@ public static class CsvOutput
                 aborts,
                 consistency == "ok" ? null : consistency.Trim('"'),
                 withLog && cells[10].Length > 0 ? D(cells[10]) : double.NaN,
-                withLog && cells[11].Length > 0 ? D(cells[11]) : double.NaN);
+                withLog && cells[11].Length > 0 ? D(cells[11]) : double.NaN,
+                Spread: withRepeats && cells[14].Length > 0 ? new RepeatSpread(D(cells[12]), D(cells[13]), int.Parse(cells[14], CultureInfo.InvariantCulture)) : null);
         }).ToArray();
     }
 

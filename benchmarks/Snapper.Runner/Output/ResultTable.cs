@@ -9,6 +9,7 @@ public static class ResultTable
 {
     public static void Print(IReadOnlyList<RunResult> results)
     {
+        // A repeated cell shows the median committed rate with its range and count: "12,345 (11,020-13,870, x3)".
         var table = new Table().Title("Results (measured epochs only)")
             .AddColumns("workload", "mode", "params", "txn/s", "p50 ms", "p90 ms", "p99 ms", "abort rate", "aborts by reason", "log B/txn", "fsyncs/txn", "check");
         foreach (var r in results)
@@ -17,7 +18,9 @@ public static class ResultTable
                 r.Workload,
                 r.Mode.ToString(),
                 Markup.Escape(r.ParamsText),
-                r.CommittedPerSecond.ToString("N0", CultureInfo.InvariantCulture),
+                r.Spread is { } spread
+                    ? $"{r.CommittedPerSecond.ToString("N0", CultureInfo.InvariantCulture)} ({spread.MinPerSecond.ToString("N0", CultureInfo.InvariantCulture)}-{spread.MaxPerSecond.ToString("N0", CultureInfo.InvariantCulture)}, x{spread.Count})"
+                    : r.CommittedPerSecond.ToString("N0", CultureInfo.InvariantCulture),
                 r.P50Ms.ToString("F2", CultureInfo.InvariantCulture),
                 r.P90Ms.ToString("F2", CultureInfo.InvariantCulture),
                 r.P99Ms.ToString("F2", CultureInfo.InvariantCulture),
