@@ -39,7 +39,10 @@ public enum DependencyStyle
 public abstract class MarketplaceActor<TKey, TValue> : KeyValueActor<TKey, TValue>
     where TKey : notnull
 {
-    private MarketplaceOptions Options => ServiceProvider.GetService<IOptions<MarketplaceOptions>>()?.Value ?? new MarketplaceOptions();
+    private MarketplaceOptions? _options;
+
+    // Read once per activation: ByHand is asked on every call.
+    private MarketplaceOptions Options => _options ??= ServiceProvider.GetService<IOptions<MarketplaceOptions>>()?.Value ?? new MarketplaceOptions();
 
     protected override ConcurrencyLevel Concurrency => Options.Concurrency;
 

@@ -45,44 +45,19 @@ internal sealed class ActorCore<TState> where TState : class
 
     /// <summary>
     /// The actor's ACT lock. On a key-level actor an ACT that uses keys holds it for reading (an intention: it uses part
-    /// of the actor) and each key's lock in <see cref="KeyLock"/>; using the actor whole takes it for writing, so it
+    /// of the actor) and each key's lock in <see cref="KeyLocks"/>; using the actor whole takes it for writing, so it
     /// excludes every key's users. Wait-die holds across both levels: every wait, on either, is of an older transaction
     /// for younger ones.
     /// </summary>
     public WaitDieLock Lock { get; } = new();
 
-    // Per key of a key-level actor: made when an ACT asks for the key, dropped when nobody holds or waits for it.
-    private readonly Dictionary<object, WaitDieLock> _keyLocks = new();
+    /// <summary>Per key of a key-level actor: the ACT locks of the keys in use.</summary>
+    public KeyLocks KeyLocks { get; } = new();
 
-    /// <summary>The ACT lock of <paramref name="key"/> (made now if nobody holds or waits for it).</summary>
-    public WaitDieLock KeyLock(object key)
-    {
-        if (!_keyLocks.TryGetValue(key, out var keyLock))
-        {
-            _keyLocks[key] = keyLock = new WaitDieLock();
-        }
-
-        return keyLock;
-    }
-
-    /// <summary>Key locks alive now: those someone holds or waits for.</summary>
-    public int KeyLockCount => _keyLocks.Count;
-
-    /// <summary>Releases the key locks <paramref name="txn"/> holds or asked for, dropping those nobody else holds or waits for.</summary>
+    /// <summary>Releases the key locks <paramref name="txn"/> holds or asked for.</summary>
     public void ReleaseKeys(ActorTransaction<TState> txn)
     {
-        foreach (var key in txn.LockedKeys)
-        {
-            if (_keyLocks.TryGetValue(key, out var keyLock))
-            {
-                keyLock.Release(txn.Tid, txn.Doomed);
-                if (keyLock.HolderCount == 0 && keyLock.WaiterCount == 0)
-                {
-                    _keyLocks.Remove(key);
-                }
-            }
-        }
-
+        KeyLocks.Release(txn.Tid, txn.Doomed, txn.LockedKeys);
         txn.LockedKeys.Clear();
     }
 
@@ -90,13 +65,7 @@ internal sealed class ActorCore<TState> where TState : class
     public void HolderWaitsForBatches(ActorTransaction<TState> txn)
     {
         Lock.HolderWaitsForBatches(txn.Tid);
-        foreach (var key in txn.LockedKeys)
-        {
-            if (_keyLocks.TryGetValue(key, out var keyLock))
-            {
-                keyLock.HolderWaitsForBatches(txn.Tid);
-            }
-        }
+        KeyLocks.HolderWaitsForBatches(txn.Tid, txn.LockedKeys);
     }
 
     /// <summary>

@@ -241,7 +241,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
 
             foreach (var (key, mode) in keys)
             {
-                var keyLock = _core.KeyLock(key);
+                var keyLock = _core.KeyLocks.Of(key);
                 if (!keyLock.Holds(txn.Tid, mode))
                 {
                     txn.LockedKeys.Add(key); // before the wait: ending the transaction withdraws the request too

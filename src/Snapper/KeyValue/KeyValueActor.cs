@@ -69,7 +69,7 @@ public abstract partial class KeyValueActor<TKey, TValue> : TransactionalActor<K
 
             keysChecked = true;
         }
-        else if (await KeyedActStateAsync(context, keys.ToDictionary(pair => (object)pair.Key, pair => pair.Value)) is { } working)
+        else if (KeyLevelConcurrency && await KeyedActStateAsync(context, keys.ToDictionary(pair => (object)pair.Key, pair => pair.Value)) is { } working)
         {
             // A key-level actor: the ACT locked these keys only, and its copy has them as their last writers left them.
             var keyed = TransactionScoped(context, () => new DictionaryState<TKey, TValue>(this.GetGrainId().ToString(), working))!;
