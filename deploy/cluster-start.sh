@@ -4,7 +4,8 @@
 # data folder, log file and pid recorded under DATA/run. Waits until each is up and prints their gateways.
 #
 #   deploy/cluster-start.sh [--workers N] [--redis host:port] [--data DIR] [--silos LIST] [--silo-port P]
-#                           [--gateway-port G] [--advertise IP] [--fresh] [--timeout S] [-- SILO-ARGS...]
+#                           [--gateway-port G] [--web-port W|off] [--advertise IP] [--fresh] [--timeout S]
+#                           [-- SILO-ARGS...]
 #
 #   --workers N        workers in the cluster (default 2)
 #   --redis host:port  Redis holding the membership table (default localhost:6379); a local one is started if none answers
@@ -13,6 +14,8 @@
 #                      hosts each host starts its share against the same --redis
 #   --silo-port P      the master's silo port; worker K uses P+1+K (default 11111)
 #   --gateway-port G   the master's gateway port; worker K uses G+1+K (default 30000)
+#   --web-port W       the master's live view (Orleans' dashboard with Snapper's counters, Prometheus at /metrics);
+#                      worker K uses W+1+K; off for none (default 8080)
 #   --advertise IP     address other hosts reach these silos at (default: loopback with a local Redis, else this host's)
 #   --fresh            delete the silos' data folders first (their logs and write-ahead logs)
 #   --timeout S        longest wait for each silo to come up (default 120)
@@ -21,7 +24,7 @@ set -euo pipefail
 # shellcheck source=cluster-lib.sh
 source "$(dirname "$0")/cluster-lib.sh"
 
-workers=2 redis=localhost:6379 data="$default_data" silos="" silo_port=11111 gateway_port=30000 advertise="" fresh=0 timeout=120
+workers=2 redis=localhost:6379 data="$default_data" silos="" silo_port=11111 gateway_port=30000 web_port=8080 advertise="" fresh=0 timeout=120
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -31,6 +34,7 @@ while [ $# -gt 0 ]; do
     --silos) silos="${2:?--silos needs a list}"; shift 2 ;;
     --silo-port) silo_port="${2:?}"; shift 2 ;;
     --gateway-port) gateway_port="${2:?}"; shift 2 ;;
+    --web-port) web_port="${2:?}"; shift 2 ;;
     --advertise) advertise="${2:?}"; shift 2 ;;
     --fresh) fresh=1; shift ;;
     --timeout) timeout="${2:?}"; shift 2 ;;
@@ -41,6 +45,7 @@ while [ $# -gt 0 ]; do
 done
 [[ "$workers" =~ ^[1-9][0-9]*$ ]] || die "--workers must be a positive number (was '$workers')"
 [[ "$silo_port" =~ ^[0-9]+$ && "$gateway_port" =~ ^[0-9]+$ ]] || die "--silo-port and --gateway-port must be numbers"
+[[ "$web_port" =~ ^[0-9]+$ || "$web_port" = off ]] || die "--web-port must be a number or off (was '$web_port')"
 [[ "$timeout" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds"
 command -v dotnet >/dev/null || die "dotnet is not on PATH (the .NET 10 SDK builds and runs the silos)"
 mkdir -p "$data"
@@ -143,19 +148,21 @@ dotnet build -c Release "$silo_project" -nologo -v quiet >"$run_dir/build.log" 2
 
 for name in "${names[@]}"; do
   if [ "$name" = master ]; then role=master index=0 slot=0; else role=worker index="${name#worker-}" slot=$((1 + index)); fi
-  sp=$((silo_port + slot)) gp=$((gateway_port + slot))
-  for p in "$sp" "$gp"; do
-    port_open 127.0.0.1 "$p" && die "port $p (for $name) is already in use on this machine; choose other ports with --silo-port/--gateway-port"
+  sp=$((silo_port + slot)) gp=$((gateway_port + slot)) wp=off
+  [ "$web_port" = off ] || wp=$((web_port + slot))
+  for p in "$sp" "$gp" "$wp"; do
+    [ "$p" = off ] && continue
+    port_open 127.0.0.1 "$p" && die "port $p (for $name) is already in use on this machine; choose other ports with --silo-port/--gateway-port/--web-port"
   done
   [ $fresh -eq 1 ] && rm -rf "${data:?}/$name"
   mkdir -p "$data/$name"
-  argv=(dotnet "$silo_dll" --role "$role" --workers "$workers" --redis "$redis" --silo-port "$sp" --gateway-port "$gp"
+  argv=(dotnet "$silo_dll" --role "$role" --workers "$workers" --redis "$redis" --silo-port "$sp" --gateway-port "$gp" --web-port "$wp"
         --data "$data/$name" --log "$data/$name/silo.log" --stats "$run_dir/$name.stats")
   [ "$role" = worker ] && argv+=(--worker-index "$index")
   [ -n "$advertise" ] && argv+=(--advertise "$advertise")
   argv+=("${extra[@]}")
   printf '%q ' "${argv[@]}" >"$run_dir/$name.cmd"
-  printf 'role=%s\nindex=%s\nsilo=%s\ngateway=%s\ndata=%s\nlog=%s\n' "$role" "$index" "$sp" "$gp" "$data/$name" "$data/$name/silo.log" >"$run_dir/$name.info"
+  printf 'role=%s\nindex=%s\nsilo=%s\ngateway=%s\nweb=%s\ndata=%s\nlog=%s\n' "$role" "$index" "$sp" "$gp" "$wp" "$data/$name" "$data/$name/silo.log" >"$run_dir/$name.info"
 done
 
 # The master first: it holds the cluster-wide grains the workers' first transactions reach for; then the workers together.
@@ -174,9 +181,10 @@ fi
 
 trap - EXIT INT TERM
 echo
-printf '%-10s %-8s %-10s %-13s %s\n' SILO PID SILO-PORT GATEWAY DATA
+printf '%-10s %-8s %-10s %-16s %-23s %s\n' SILO PID SILO-PORT GATEWAY DASHBOARD DATA
 for name in "${names[@]}"; do
-  printf '%-10s %-8s %-10s %-13s %s\n' "$name" "$(recorded_pid "$name")" "$(silo_field "$name" silo)" "localhost:$(silo_field "$name" gateway)" "$(silo_field "$name" data)"
+  web=$(silo_field "$name" web); [ "$web" = off ] || web="http://localhost:$web/"
+  printf '%-10s %-8s %-10s %-16s %-23s %s\n' "$name" "$(recorded_pid "$name")" "$(silo_field "$name" silo)" "localhost:$(silo_field "$name" gateway)" "$web" "$(silo_field "$name" data)"
 done
 echo
 first_worker=""

@@ -137,7 +137,7 @@ fi
 
 note "starting the cluster: Redis localhost:$redis_port, master and 2 workers, data $cluster"
 if ! run_child timeout 600 deploy/cluster-start.sh --workers 2 --redis "localhost:$redis_port" --data "$cluster" --fresh \
-    --silo-port "$silo_port" --gateway-port "$gateway_port" --timeout 180; then
+    --silo-port "$silo_port" --gateway-port "$gateway_port" --web-port off --timeout 180; then
   fail "deploy/cluster-start.sh failed"
   exit 1
 fi

@@ -1,10 +1,14 @@
 using System.Globalization;
+using Microsoft.AspNetCore.Builder;
+using Microsoft.AspNetCore.Hosting;
 using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Microsoft.Extensions.Logging;
 using Microsoft.Extensions.Options;
+using OpenTelemetry.Metrics;
 using Orleans.Configuration;
+using Orleans.Dashboard;
 using Serilog;
 using Serilog.Events;
 using Snapper.Hosting;
@@ -15,8 +19,9 @@ using Snapper.Workloads;
 // master or a worker of a SnapperD cluster whose silos share a Redis membership table. Flags (see SiloSettings):
 //   --role embedded|master|worker --workers N --worker-index K --redis host:port
 //   --silo-port P --gateway-port G --advertise IP --cluster-id ID --service-id ID --data DIR|off --log FILE --stats FILE
+//   --web-port P|off --dashboard on|off --metrics prometheus,otlp|off --otlp-endpoint URL
 // and any Snapper setting as --Snapper:Name value (e.g. --Snapper:Coordinators 8).
-var builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { Args = null });
+var builder = WebApplication.CreateBuilder(new WebApplicationOptions { Args = null });
 builder.Configuration.AddCommandLine(args, SiloSettings.SwitchMappings);
 
 SiloSettings settings;
@@ -81,16 +86,73 @@ builder.UseOrleans(silo =>
     }
 
     silo.ConfigureBenchmarks(builder.Configuration, durability);
+    if (settings.Dashboard)
+    {
+        silo.AddDashboard();
+        silo.AddSnapperDashboardCounters();
+    }
 });
+
+// The live view: one HTTP port for the dashboard and the Prometheus endpoint; none at all when it is off.
+if (settings.WebPort is { } webPort)
+{
+    builder.WebHost.ConfigureKestrel(kestrel => kestrel.Listen(
+        System.Net.IPAddress.IsLoopback(settings.AdvertisedAddress) ? System.Net.IPAddress.Loopback : System.Net.IPAddress.Any, webPort));
+}
+else
+{
+    builder.Services.AddSingleton<Microsoft.AspNetCore.Hosting.Server.IServer, NoHttpServer>();
+}
+
+if (settings.Metrics != MetricsExport.None)
+{
+    builder.Services.AddOpenTelemetry().WithMetrics(metrics =>
+    {
+        // Snapper's meter (commits and aborts by mode and reason, batch sizes, commit lag, log bytes and flushes,
+        // recovery and checkpoint times) and Orleans' own.
+        metrics.AddMeter(Snapper.Diagnostics.SnapperMeter.Name, "Microsoft.Orleans");
+
+        // The copies of Snapper's figures made for the dashboard (AddSnapperDashboardCounters) share Orleans' meter
+        // name; exported, they would repeat the "Snapper" meter's instruments under the same names.
+        metrics.AddView(instrument => instrument.Meter.Name == "Microsoft.Orleans" && instrument.Name.StartsWith("snapper.", StringComparison.Ordinal)
+            ? MetricStreamConfiguration.Drop
+            : null);
+        if (settings.Metrics.HasFlag(MetricsExport.Prometheus))
+        {
+            metrics.AddPrometheusExporter();
+        }
+
+        if (settings.Metrics.HasFlag(MetricsExport.Otlp))
+        {
+            metrics.AddOtlpExporter(otlp =>
+            {
+                if (settings.OtlpEndpoint is { } endpoint)
+                {
+                    otlp.Endpoint = endpoint;
+                }
+            });
+        }
+    });
+}
 
 // Listening from before the start, so that the counters cover everything the silo does.
 await using var stats = settings.StatsFile is null ? null : new SiloStats(settings.StatsFile);
-using var host = builder.Build();
+await using var host = builder.Build();
+if (settings.Dashboard)
+{
+    host.MapOrleansDashboard();
+}
+
+if (settings.Metrics.HasFlag(MetricsExport.Prometheus))
+{
+    host.MapPrometheusScrapingEndpoint(SiloSettings.PrometheusPath);
+}
+
 var logger = host.Services.GetRequiredService<ILoggerFactory>().CreateLogger("Snapper.Silo");
 var description = $"{settings.Name} (role {settings.Role}, {settings.Workers} worker(s)), silo port {settings.SiloPort}, gateway port {settings.GatewayPort}, " +
     $"advertised {settings.AdvertisedAddress}, clustering {(settings.Redis is null ? "localhost" : "redis " + settings.Redis)}, " +
     $"cluster {settings.ClusterId}/{settings.ServiceId}, data {settings.DataFolder ?? "in memory"}, log {settings.LogFile}, " +
-    $"{(settings.StatsFile is null ? "" : $"stats {settings.StatsFile}, ")}pid {Environment.ProcessId}";
+    $"{(settings.StatsFile is null ? "" : $"stats {settings.StatsFile}, ")}{LiveView(settings)}pid {Environment.ProcessId}";
 logger.LogInformation("Snapper silo starting: {Description}", description);
 try
 {
@@ -119,3 +181,25 @@ await host.WaitForShutdownAsync();
 logger.LogInformation("Snapper silo stopped: {Name}", settings.Name);
 await Log.CloseAndFlushAsync();
 return 0;
+
+static string LiveView(SiloSettings settings)
+{
+    if (settings.WebPort is not { } port)
+    {
+        return "";
+    }
+
+    var root = $"http://{(System.Net.IPAddress.IsLoopback(settings.AdvertisedAddress) ? "localhost" : settings.AdvertisedAddress.ToString())}:{port}";
+    var parts = new List<string>();
+    if (settings.Dashboard)
+    {
+        parts.Add($"dashboard {root}/");
+    }
+
+    if (settings.Metrics.HasFlag(MetricsExport.Prometheus))
+    {
+        parts.Add($"metrics {root}{SiloSettings.PrometheusPath}");
+    }
+
+    return parts.Count == 0 ? "" : string.Join(", ", parts) + ", ";
+}

@@ -27,6 +27,10 @@ public sealed class SiloConfigurationException(string message) : Exception(messa
 /// <param name="DataFolder">Absolute path of the write-ahead log and Orleans Transactions' files, or null (in memory).</param>
 /// <param name="LogFile">Absolute path of this silo's log file.</param>
 /// <param name="StatsFile">Absolute path of the file <see cref="SiloStats"/> keeps this silo's counters in, or null (none).</param>
+/// <param name="WebPort">HTTP port of the live view (the dashboard and the Prometheus endpoint), or null (no HTTP server).</param>
+/// <param name="Dashboard">Whether the silo hosts Orleans' dashboard, with Snapper's figures on its counters pages.</param>
+/// <param name="Metrics">How Snapper's and Orleans' meters are exported with OpenTelemetry.</param>
+/// <param name="OtlpEndpoint">Where OTLP exports go, or null for OpenTelemetry's default (its environment variables, else localhost:4317).</param>
 public sealed record SiloSettings(
     SiloRole Role,
     int WorkerIndex,
@@ -40,13 +44,23 @@ public sealed record SiloSettings(
     string ServiceId,
     string? DataFolder,
     string LogFile,
-    string? StatsFile)
+    string? StatsFile,
+    int? WebPort,
+    bool Dashboard,
+    MetricsExport Metrics,
+    Uri? OtlpEndpoint)
 {
     /// <summary>First silo port: the embedded silo or master gets it, worker K gets this plus 1 + K.</summary>
     public const int BaseSiloPort = 11111;
 
     /// <summary>First gateway port: the embedded silo or master gets it, worker K gets this plus 1 + K.</summary>
     public const int BaseGatewayPort = 30000;
+
+    /// <summary>First HTTP port of the live view: the embedded silo or master gets it, worker K gets this plus 1 + K.</summary>
+    public const int BaseWebPort = 8080;
+
+    /// <summary>The path of the Prometheus scraping endpoint on the live view's port.</summary>
+    public const string PrometheusPath = "/metrics";
 
     /// <summary>
     /// Orleans' own default cluster and service ids (<see cref="ClusterOptions.DefaultClusterId"/> and
@@ -74,6 +88,10 @@ public sealed record SiloSettings(
         ["--data"] = "Silo:DataFolder",
         ["--log"] = "Silo:LogFile",
         ["--stats"] = "Silo:StatsFile",
+        ["--web-port"] = "Silo:WebPort",
+        ["--dashboard"] = "Silo:Dashboard",
+        ["--metrics"] = "Silo:Metrics",
+        ["--otlp-endpoint"] = "Silo:OtlpEndpoint",
     };
 
     /// <summary>Reads and checks the settings; a bad one throws <see cref="SiloConfigurationException"/>.</summary>
@@ -139,7 +157,66 @@ public sealed record SiloSettings(
 
         var statsFile = silo["StatsFile"] is { Length: > 0 } st ? Path.GetFullPath(st) : null;
 
-        return new SiloSettings(role, workerIndex, workers, name, siloPort, gatewayPort, redis, advertised, clusterId, serviceId, dataFolder, logFile, statsFile);
+        var webPort = silo["WebPort"] is "off" ? (int?)null : Port(silo, "WebPort", "--web-port", BaseWebPort + slot);
+        if (webPort == siloPort || webPort == gatewayPort)
+        {
+            throw new SiloConfigurationException($"--web-port must differ from --silo-port and --gateway-port (all {webPort}).");
+        }
+
+        var dashboard = silo["Dashboard"] switch
+        {
+            null or "" or "on" => webPort is not null,
+            "off" => false,
+            var other => throw new SiloConfigurationException($"--dashboard (Silo:Dashboard) '{other}' is neither on nor off."),
+        };
+        var metrics = ReadMetrics(silo["Metrics"], webPort);
+        Uri? otlp = null;
+        if (silo["OtlpEndpoint"] is { Length: > 0 } endpoint)
+        {
+            if (!Uri.TryCreate(endpoint, UriKind.Absolute, out otlp) || otlp.Scheme is not ("http" or "https"))
+            {
+                throw new SiloConfigurationException($"--otlp-endpoint (Silo:OtlpEndpoint) '{endpoint}' is not an http or https address.");
+            }
+
+            if (!metrics.HasFlag(MetricsExport.Otlp))
+            {
+                throw new SiloConfigurationException("--otlp-endpoint is given but --metrics does not include otlp.");
+            }
+        }
+
+        return new SiloSettings(role, workerIndex, workers, name, siloPort, gatewayPort, redis, advertised, clusterId, serviceId, dataFolder, logFile, statsFile,
+            webPort, dashboard, metrics, otlp);
+    }
+
+    /// <summary>
+    /// The exports named by <c>--metrics</c>: a comma-separated list of prometheus and otlp, or off. Without the flag,
+    /// Prometheus when the silo has an HTTP port (a scrape endpoint costs nothing until scraped), else none.
+    /// </summary>
+    private static MetricsExport ReadMetrics(string? text, int? webPort)
+    {
+        if (string.IsNullOrWhiteSpace(text))
+        {
+            return webPort is null ? MetricsExport.None : MetricsExport.Prometheus;
+        }
+
+        var exports = MetricsExport.None;
+        foreach (var part in text.Split(',', StringSplitOptions.TrimEntries | StringSplitOptions.RemoveEmptyEntries))
+        {
+            exports |= part.ToLowerInvariant() switch
+            {
+                "prometheus" => MetricsExport.Prometheus,
+                "otlp" => MetricsExport.Otlp,
+                "off" => MetricsExport.None,
+                _ => throw new SiloConfigurationException($"--metrics (Silo:Metrics) '{part}' is not an export; use prometheus, otlp (or both, comma-separated) or off."),
+            };
+        }
+
+        if (exports.HasFlag(MetricsExport.Prometheus) && webPort is null)
+        {
+            throw new SiloConfigurationException("--metrics prometheus needs the HTTP port that --web-port off turns off.");
+        }
+
+        return exports;
     }
 
     /// <summary>
@@ -207,4 +284,18 @@ public sealed record SiloSettings(
     }
 
     private static string SectionPath(IConfiguration section) => section is IConfigurationSection s ? s.Path : "";
+}
+
+/// <summary>How the silo exports its meters ("Snapper" and Orleans' own) with OpenTelemetry.</summary>
+[Flags]
+public enum MetricsExport
+{
+    /// <summary>No export; dotnet-counters still reads the meters of the running process.</summary>
+    None = 0,
+
+    /// <summary>A Prometheus scraping endpoint at <see cref="SiloSettings.PrometheusPath"/> on the silo's HTTP port.</summary>
+    Prometheus = 1,
+
+    /// <summary>OTLP pushed to a collector.</summary>
+    Otlp = 2,
 }

@@ -10,7 +10,7 @@ namespace Snapper.Diagnostics;
 /// </summary>
 internal sealed class SnapperMetrics
 {
-    public const string MeterName = "Snapper";
+    public const string MeterName = SnapperMeter.Name;
 
     private readonly Counter<long> _committed;
     private readonly Counter<long> _aborted;
@@ -40,6 +40,9 @@ internal sealed class SnapperMetrics
         _checkpointDuration = meter.CreateHistogram<double>("snapper.log.checkpoint.duration", unit: "ms", description: "Time a checkpoint of the write-ahead log took.");
         _batchCommitLag = meter.CreateHistogram<double>("snapper.pact.batch.commit_lag", unit: "ms", description: "Time from a batch's emission to its commit.");
     }
+
+    /// <summary>This silo's meter, so that a listener can tell its instruments from another silo's in the same process.</summary>
+    public Meter Meter => _meter;
 
     public void Committed(TxnMode mode) => _committed.Add(1, new KeyValuePair<string, object?>("mode", mode.ToString()));
 
