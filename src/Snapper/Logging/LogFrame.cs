@@ -39,7 +39,7 @@ internal static class LogFrame
     /// The payload of the frame at <paramref name="offset"/>, or a description of why there is no whole frame there.
     /// <paramref name="frameEnd"/> is where the frame ends (<see cref="long.MaxValue"/> if even its header is unreadable).
     /// </summary>
-    public static ReadOnlySpan<byte> Next(byte[] bytes, int offset, out long frameEnd, out string? problem)
+    public static ReadOnlySpan<byte> Next(ReadOnlySpan<byte> bytes, int offset, out long frameEnd, out string? problem)
     {
         problem = null;
         frameEnd = long.MaxValue;
@@ -49,7 +49,7 @@ internal static class LogFrame
             return default;
         }
 
-        var header = bytes.AsSpan(offset, HeaderSize);
+        var header = bytes.Slice(offset, HeaderSize);
         var length = PayloadLength(header);
         if (length < 0)
         {
@@ -64,7 +64,7 @@ internal static class LogFrame
             return default;
         }
 
-        var payload = bytes.AsSpan(offset + HeaderSize, length);
+        var payload = bytes.Slice(offset + HeaderSize, length);
         if (!ChecksumMatches(header, payload))
         {
             problem = "the checksum does not match";

@@ -38,7 +38,24 @@ internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Acto
     /// <exception cref="LogCorruptedException">A segment is damaged other than at the torn tail of a logger's last segment.</exception>
     public LogImage Fold(IReadOnlyList<(string File, bool IsLast)> segments, long abortedUpTo, out FoldStatistics statistics)
     {
-        // Pass 1: the decisions, from the record headers alone. Torn tails are cut here, so pass 2 reads whole files only.
+        // Pass 1: the decisions, and where each actor's whole states are (actor, seq and the first byte of the state,
+        // nothing copied). Torn tails are cut here, so pass 2 reads whole files only.
+        var wholeStates = new Dictionary<string, List<(LoggedTxnKind Kind, long Id, long Seq)>>(StringComparer.Ordinal);
+        bool NoteWholeState(LogRecord record, ReadOnlySpan<byte> state)
+        {
+            if (record.Type == LogRecordType.StateWritten || KeyedEntries.IsWhole(state))
+            {
+                if (!wholeStates.TryGetValue(record.Actor!, out var found))
+                {
+                    wholeStates[record.Actor!] = found = [];
+                }
+
+                found.Add((record.Kind, record.Id, record.Seq));
+            }
+
+            return false;
+        }
+
         var committed = new HashSet<(LoggedTxnKind, long)>();
         var aborted = new HashSet<(LoggedTxnKind, long)>();
         var openCommits = new HashSet<(LoggedTxnKind, long)>(OpenCommits);
@@ -48,7 +65,7 @@ internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Acto
         var (committedActs, committedBatches) = (0, 0);
         foreach (var (file, isLast) in segments)
         {
-            foreach (var record in LogSegmentReader.Read(file, isLast, headersOnly: true))
+            foreach (var record in LogSegmentReader.Read(file, isLast, keepState: NoteWholeState))
             {
                 var key = (record.Kind, record.Id);
                 maxId = Math.Max(maxId, record.Id);
@@ -77,22 +94,51 @@ internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Acto
             }
         }
 
+        // Each actor's newest committed whole state in these segments: pass 2 copies no committed state below it.
+        var newestWhole = new Dictionary<string, long>(StringComparer.Ordinal);
+        foreach (var (actor, found) in wholeStates)
+        {
+            foreach (var (kind, id, seq) in found)
+            {
+                if (committed.Contains((kind, id)) && seq > newestWhole.GetValueOrDefault(actor, long.MinValue))
+                {
+                    newestWhole[actor] = seq;
+                }
+            }
+        }
+
         // Pass 2: the states, the undecided ones of this image first (they are older than every segment).
         var actors = new Dictionary<string, RecoveredActor>(Actors, StringComparer.Ordinal);
         var undecided = new List<LogRecord>();
-        var committedStates = new Dictionary<string, List<LogRecord>>(StringComparer.Ordinal);
+        var committedStates = new Dictionary<string, CommittedStates>(StringComparer.Ordinal);
         var records = 0L;
         void Apply(LogRecord record)
         {
-            var current = actors.GetValueOrDefault(record.Actor!) ?? RecoveredActor.None;
-            actors[record.Actor!] = current with { MaxSeq = Math.Max(current.MaxSeq, record.Seq) };
+            // A new image of the actor only when its largest seq grows (or it is new): most records of a stretch are
+            // newer than everything before them, but a new image per record would be garbage at the log's rate.
+            if (!actors.TryGetValue(record.Actor!, out var current))
+            {
+                current = RecoveredActor.None;
+                actors[record.Actor!] = current with { MaxSeq = record.Seq };
+            }
+            else if (record.Seq > current.MaxSeq)
+            {
+                actors[record.Actor!] = current with { MaxSeq = record.Seq };
+            }
+
+            if (record.State is null)
+            {
+                // Read without its bytes (see Wanted): aborted, or replaced by a newer committed state.
+                return;
+            }
+
             if (committed.Contains((record.Kind, record.Id)))
             {
                 if (record.Seq > current.StateSeq || KeyedEntries.IsKeyOrdered(record))
                 {
                     if (!committedStates.TryGetValue(record.Actor!, out var states))
                     {
-                        committedStates[record.Actor!] = states = [];
+                        committedStates[record.Actor!] = states = new CommittedStates();
                     }
 
                     states.Add(record);
@@ -109,9 +155,32 @@ internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Acto
             Apply(record);
         }
 
+        // Whether pass 2 needs a state record's bytes: not for an aborted one, nor for a committed one below its actor's
+        // newest committed whole state (Advance starts from that one), nor one at or below its actor's state in this
+        // image (Advance skips it) unless it holds changes ordered per key. Undecided ones are all kept. So the states
+        // copied are about one per actor changed, whatever number of versions the stretch logged.
+        bool Wanted(LogRecord record, ReadOnlySpan<byte> state)
+        {
+            var key = (record.Kind, record.Id);
+            if (aborted.Contains(key) && !committed.Contains(key))
+            {
+                return false;
+            }
+
+            if (!committed.Contains(key))
+            {
+                return true;
+            }
+
+            var keyOrdered = record.Type == LogRecordType.StateChanged && KeyedEntries.IsKeyOrdered(state);
+            return (!actors.TryGetValue(record.Actor!, out var known) || record.Seq > known.StateSeq || keyOrdered)
+                && record.Seq >= newestWhole.GetValueOrDefault(record.Actor!, long.MinValue)
+                && (!committedStates.TryGetValue(record.Actor!, out var states) || states.Wants(record.Seq));
+        }
+
         foreach (var (file, _) in segments)
         {
-            foreach (var record in LogSegmentReader.Read(file, isLastSegment: false))
+            foreach (var record in LogSegmentReader.Read(file, isLastSegment: false, keepState: Wanted))
             {
                 records++;
                 if (record.IsState)
@@ -125,7 +194,7 @@ internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Acto
         // the records of one actor can sit on two loggers, and records of an earlier image's undecided set come first.
         foreach (var (actor, states) in committedStates)
         {
-            actors[actor] = actors[actor].Advance(states);
+            actors[actor] = actors[actor].Advance(states.Records);
         }
 
         // An undecided record below its actor's committed seq can never become the actor's state, whatever its
@@ -147,3 +216,36 @@ internal sealed record LogImage(IReadOnlyDictionary<string, RecoveredActor> Acto
 
 /// <summary>What one fold read: segments, records and bytes, the decisions among them, and the largest transaction or batch id.</summary>
 internal sealed record FoldStatistics(int Segments, long Records, long Bytes, int CommittedActs, int CommittedBatches, long MaxId);
+
+/// <summary>
+/// The committed state records of one actor that a fold will hand to <see cref="RecoveredActor.Advance"/>: only the
+/// newest whole state seen so far and the records of larger seq. Advance starts from the whole state of the largest
+/// seq and skips every record below it (changes ordered per key included), so a record below the newest whole state
+/// can be dropped as soon as that state is read; what the fold keeps is then one state per actor plus the changes
+/// after it, not every state the stretch of log wrote, whatever order the loggers' records arrive in.
+/// </summary>
+internal sealed class CommittedStates
+{
+    private long _newestWholeSeq = long.MinValue;
+
+    public List<LogRecord> Records { get; } = [];
+
+    /// <summary>Whether a committed record of this seq would be kept (none below the newest whole state is).</summary>
+    public bool Wants(long seq) => seq >= _newestWholeSeq;
+
+    public void Add(LogRecord record)
+    {
+        if (!Wants(record.Seq))
+        {
+            return;
+        }
+
+        if (record.Type == LogRecordType.StateWritten || KeyedEntries.IsWhole(record.State))
+        {
+            _newestWholeSeq = record.Seq;
+            Records.RemoveAll(r => r.Seq < record.Seq);
+        }
+
+        Records.Add(record);
+    }
+}

@@ -75,6 +75,9 @@ internal readonly record struct LoggedState(byte[] Bytes, bool Incremental)
         : new(serializer.SerializeToArray(state), Incremental: false);
 }
 
+/// <summary>Whether a state record's bytes are wanted: given the record without them, and the bytes where they lie.</summary>
+internal delegate bool StateFilter(LogRecord withoutState, ReadOnlySpan<byte> state);
+
 /// <summary>
 /// One record. <see cref="Seq"/> orders an actor's versions: it increases with every version an actor creates, so
 /// the committed record with the largest one is the actor's state. <see cref="Decider"/>: for a state record of a
@@ -160,7 +163,15 @@ internal sealed record LogRecord(LogRecordType Type, LoggedTxnKind Kind, long Id
             : new LogRecord((LogRecordType)span[0], (LoggedTxnKind)span[1], BinaryPrimitives.ReadInt64LittleEndian(span[2..]));
 
     /// <summary>Decodes a payload whose checksum matched; returns null if it does not parse (a bug or a foreign file).</summary>
-    public static LogRecord? Decode(ReadOnlySpan<byte> span, int format = LogSegmentFormat.Current)
+    public static LogRecord? Decode(ReadOnlySpan<byte> span, int format = LogSegmentFormat.Current) => Decode(span, format, keepState: null);
+
+    /// <summary>
+    /// Like <see cref="Decode(ReadOnlySpan{byte}, int)"/>, but a state record's bytes are copied out only if
+    /// <paramref name="keepState"/> (given the record without its state, and the state's bytes in place) says so;
+    /// otherwise the record comes back with a null <see cref="State"/>. A fold that keeps one state per actor copies
+    /// only those instead of every state of the stretch.
+    /// </summary>
+    public static LogRecord? Decode(ReadOnlySpan<byte> span, int format, StateFilter? keepState)
     {
         if (DecodeHeader(span, format) is not { } header)
         {
@@ -195,7 +206,8 @@ internal sealed record LogRecord(LogRecordType Type, LoggedTxnKind Kind, long Id
             return null;
         }
 
-        var state = span.Slice(at, stateLength).ToArray();
+        var stateBytes = span.Slice(at, stateLength);
+        var state = keepState is null || keepState(new LogRecord(type, kind, id, actor, seq), stateBytes) ? stateBytes.ToArray() : null;
         at += stateLength;
         if (kind != LoggedTxnKind.RemoteAct)
         {

@@ -1,3 +1,5 @@
+using System.Buffers;
+
 namespace Snapper.Logging;
 
 /// <summary>Reads the records of one segment file, cutting a torn tail and refusing any other damage.</summary>
@@ -11,68 +13,100 @@ internal static class LogSegmentReader
     /// <paramref name="headersOnly"/>, records carry only their type, kind and id (no actor or state is decoded):
     /// enough to collect decisions, at a fraction of the cost. A segment of a format newer than
     /// <see cref="LogSegmentFormat.Current"/> is refused with <see cref="LogCorruptedException"/> saying so.
+    /// <see cref="LogRecord.Decode(ReadOnlySpan{byte}, int, StateFilter?)"/> copies a state record's bytes only when
+    /// <paramref name="keepState"/> (if given) wants them.
     /// </summary>
-    public static IEnumerable<LogRecord> Read(string path, bool isLastSegment, bool headersOnly = false)
+    public static IEnumerable<LogRecord> Read(string path, bool isLastSegment, bool headersOnly = false, StateFilter? keepState = null)
     {
-        var bytes = File.ReadAllBytes(path);
-        var offset = 0;
-        var format = 1;
-        if (!IsZeroFilledFrom(bytes, 0) && LogFrame.Next(bytes, 0, out var headerEnd, out _) is { IsEmpty: false } first
-            && LogSegmentFormat.VersionOf(first) is { } version)
+        // A pooled buffer: a checkpoint reads every segment since the last one twice (decisions, then states), and
+        // fresh arrays of segment size each time were most of what it allocated. Records copy what they keep.
+        byte[] buffer;
+        int length;
+        using (var file = new FileStream(path, FileMode.Open, FileAccess.Read, FileShare.ReadWrite, bufferSize: 1, FileOptions.SequentialScan))
         {
-            if (version > LogSegmentFormat.Current)
-            {
-                throw new LogCorruptedException(path, 0,
-                    $"the segment is of format {version}, written by a newer Snapper; this one reads formats up to {LogSegmentFormat.Current}");
-            }
-
-            format = version;
-            offset = (int)headerEnd;
+            length = checked((int)file.Length);
+            buffer = ArrayPool<byte>.Shared.Rent(Math.Max(length, 1));
+            file.ReadExactly(buffer, 0, length);
         }
 
-        while (offset < bytes.Length)
+        try
         {
-            if (IsZeroFilledFrom(bytes, offset))
+            var offset = 0;
+            var format = 1;
+            if (FormatHeader(buffer, length, out var headerEnd) is { } version)
             {
-                // The preallocated rest of the segment (see Logger): nothing was written here.
-                yield break;
+                if (version > LogSegmentFormat.Current)
+                {
+                    throw new LogCorruptedException(path, 0,
+                        $"the segment is of format {version}, written by a newer Snapper; this one reads formats up to {LogSegmentFormat.Current}");
+                }
+
+                format = version;
+                offset = headerEnd;
             }
 
-            var problem = NextFrame(bytes, offset, headersOnly, format, out var record, out var frameEnd);
-            if (problem is not null)
+            while (offset < length)
             {
-                // A torn frame is the last thing written: nothing but preallocated zeros may follow it.
-                if (isLastSegment && (frameEnd >= bytes.Length || IsZeroFilledFrom(bytes, (int)frameEnd)))
+                if (IsZeroFilledFrom(buffer, length, offset))
                 {
-                    using (var file = new FileStream(path, FileMode.Open, FileAccess.Write))
-                    {
-                        file.SetLength(offset);
-                        file.Flush(flushToDisk: true);
-                    }
-
+                    // The preallocated rest of the segment (see Logger): nothing was written here.
                     yield break;
                 }
 
-                throw new LogCorruptedException(path, offset, problem);
-            }
+                var problem = NextFrame(buffer, length, offset, headersOnly, keepState, format, out var record, out var frameEnd);
+                if (problem is not null)
+                {
+                    // A torn frame is the last thing written: nothing but preallocated zeros may follow it.
+                    if (isLastSegment && (frameEnd >= length || IsZeroFilledFrom(buffer, length, (int)frameEnd)))
+                    {
+                        using (var file = new FileStream(path, FileMode.Open, FileAccess.Write))
+                        {
+                            file.SetLength(offset);
+                            file.Flush(flushToDisk: true);
+                        }
 
-            yield return record!;
-            offset = (int)frameEnd;
+                        yield break;
+                    }
+
+                    throw new LogCorruptedException(path, offset, problem);
+                }
+
+                yield return record!;
+                offset = (int)frameEnd;
+            }
+        }
+        finally
+        {
+            ArrayPool<byte>.Shared.Return(buffer);
         }
     }
 
-    private static bool IsZeroFilledFrom(byte[] bytes, int offset) => !bytes.AsSpan(offset).ContainsAnyExcept((byte)0);
+    /// <summary>The segment's format from its header frame, or null for a headerless segment (format 1).</summary>
+    private static int? FormatHeader(byte[] buffer, int length, out int headerEnd)
+    {
+        headerEnd = 0;
+        var bytes = buffer.AsSpan(0, length);
+        if (IsZeroFilledFrom(buffer, length, 0) || LogFrame.Next(bytes, 0, out var end, out _) is not { IsEmpty: false } first)
+        {
+            return null;
+        }
 
-    private static string? NextFrame(byte[] bytes, int offset, bool headersOnly, int format, out LogRecord? record, out long frameEnd)
+        headerEnd = (int)end;
+        return LogSegmentFormat.VersionOf(first);
+    }
+
+    private static bool IsZeroFilledFrom(byte[] buffer, int length, int offset) => !buffer.AsSpan(offset, length - offset).ContainsAnyExcept((byte)0);
+
+    private static string? NextFrame(byte[] buffer, int length, int offset, bool headersOnly, StateFilter? keepState, int format, out LogRecord? record, out long frameEnd)
     {
         record = null;
-        var payload = LogFrame.Next(bytes, offset, out frameEnd, out var problem);
+        var payload = LogFrame.Next(buffer.AsSpan(0, length), offset, out frameEnd, out var problem);
         if (problem is not null)
         {
             return problem;
         }
 
-        record = headersOnly ? LogRecord.DecodeHeader(payload, format) : LogRecord.Decode(payload, format);
+        record = headersOnly ? LogRecord.DecodeHeader(payload, format) : LogRecord.Decode(payload, format, keepState);
         return record is null ? $"the record does not parse as one of segment format {format}" : null;
     }
 }
