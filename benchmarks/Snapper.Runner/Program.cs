@@ -59,7 +59,8 @@ var repeatOption = new Option<int>("--repeat")
 var itemsOption = new Option<int?>("--items") { Description = "TPC-C items (default 100000; 10000 with --quick)" };
 var pipelineOption = new Option<string[]>("--pipeline")
 {
-    Description = "Transactions in flight per mode, e.g. --pipeline ACT=32 --pipeline OrleansTxn=1,2,4 (a list sweeps it)",
+    Description = "Transactions in flight per mode, e.g. --pipeline ACT=32 --pipeline OrleansTxn=1,2,4 (a list sweeps it), or MODE=auto: " +
+        "short probes find the pipeline with the highest committed throughput first (the default of the main job, smallbank without --quick)",
     AllowMultipleArgumentsPerToken = true,
 };
 var epochsOption = new Option<int?>("--epochs") { Description = "Epochs per run including warm-up (default 6)" };
@@ -129,7 +130,9 @@ root.SetAction(async (parse, cancellationToken) =>
         Epochs: parse.GetValue(epochsOption) ?? (quick ? 3 : 6),
         WarmupEpochs: parse.GetValue(warmupOption) ?? (quick ? 1 : 2),
         EpochLength: TimeSpan.FromSeconds(parse.GetValue(epochSecondsOption) ?? (quick ? 2 : 10)),
-        Pipelines: ParsePipelines(parse.GetValue(pipelineOption) ?? []),
+        Pipelines: ParsePipelines(parse.GetValue(pipelineOption) ?? [],
+            // The main job searches each mode's best pipeline: with fsync the best differs by mode and skew tenfold.
+            searchByDefault: workloadName == "smallbank" && !quick && parse.GetValue(minutesOption) is null),
         Seed: parse.GetValue(seedOption));
     if (settings.MeasuredEpochs < 1)
     {
@@ -273,6 +276,9 @@ root.SetAction(async (parse, cancellationToken) =>
             await host.StartAsync(cancellationToken);
             var grains = host.Services.GetRequiredService<IGrainFactory>();
             var runner = new ExperimentRunner(grains, settings, host.Services.GetRequiredService<ILogger<ExperimentRunner>>(), usage);
+            var search = new PipelineSearch(new ExperimentRunner(grains, PipelineSearch.ProbeSettings(settings), host.Services.GetRequiredService<ILogger<ExperimentRunner>>()));
+            // Searched once per point and mode on this silo; later repetitions run what the first found.
+            var searched = new Dictionary<(string Point, BenchmarkMode Mode), int>();
             foreach (var (point, repetition) in from rep in Enumerable.Range(1, repeats) from point in @group select (point, rep))
             {
                 KeyValuePair<string, string>[] repeatTag = repeats > 1 ? [Repetitions.Tag(repetition)] : [];
@@ -285,8 +291,14 @@ root.SetAction(async (parse, cancellationToken) =>
 
                     Console.WriteLine($"Preparing {point.Name} for {mode} (log={durability.Name}{string.Concat(variant.Tags.Select(t => $", {t.Key} {t.Value}"))}) ...");
                     await point.PrepareAsync(grains, mode, cancellationToken);
-                    foreach (var pipeline in settings.Pipelines.GetValueOrDefault(mode) ?? RunSettings.DefaultPipelines[mode])
+                    foreach (var listed in settings.Pipelines.GetValueOrDefault(mode) ?? RunSettings.DefaultPipelines[mode])
                     {
+                        var pipeline = listed;
+                        if (listed == PipelineSearch.Auto && !searched.TryGetValue((point.Name, mode), out pipeline))
+                        {
+                            searched[(point.Name, mode)] = pipeline = await search.FindAsync(point, mode, new SyncProgress(Console.WriteLine), cancellationToken);
+                        }
+
                         var result = await runner.RunAsync(point, mode, pipeline, new SyncProgress(Console.WriteLine), cancellationToken);
                         var problem = await point.CheckConsistencyAsync(grains, mode, cancellationToken);
                         result = result with { Parameters = [new("log", durability.Name), .. variant.Tags, .. tags, .. result.Parameters, .. repeatTag], ConsistencyError = problem };
@@ -429,9 +441,15 @@ static string? SoakProblem(int minutes, int points, int durabilities, int? clust
 
     foreach (var mode in modes)
     {
-        if ((settings.Pipelines.GetValueOrDefault(mode) ?? RunSettings.DefaultPipelines[mode]).Length != 1)
+        var listed = settings.Pipelines.GetValueOrDefault(mode) ?? RunSettings.DefaultPipelines[mode];
+        if (listed.Length != 1)
         {
             return $"--minutes keeps one pipeline per mode; {mode} has several.";
+        }
+
+        if (listed[0] == PipelineSearch.Auto)
+        {
+            return $"--minutes runs the modes together and cannot search a pipeline; give {mode} a number.";
         }
     }
 
@@ -450,18 +468,24 @@ static KeyValuePair<string, string> Tag(string entry)
         : throw new ArgumentException($"--tag takes KEY=VALUE without ';' or ',', not '{entry}'.");
 }
 
-static IReadOnlyDictionary<BenchmarkMode, int[]> ParsePipelines(string[] entries)
+static IReadOnlyDictionary<BenchmarkMode, int[]> ParsePipelines(string[] entries, bool searchByDefault)
 {
-    var pipelines = new Dictionary<BenchmarkMode, int[]>(RunSettings.DefaultPipelines);
+    var pipelines = searchByDefault
+        ? RunSettings.DefaultPipelines.ToDictionary(p => p.Key, _ => new[] { PipelineSearch.Auto })
+        : new Dictionary<BenchmarkMode, int[]>(RunSettings.DefaultPipelines);
     foreach (var entry in entries)
     {
         var parts = entry.Split('=', 2);
         if (parts.Length != 2 || !Enum.TryParse<BenchmarkMode>(parts[0], ignoreCase: true, out var mode))
         {
-            throw new ArgumentException($"--pipeline takes MODE=N[,N...], not '{entry}'.");
+            throw new ArgumentException($"--pipeline takes MODE=N[,N...] or MODE=auto, not '{entry}'.");
         }
 
-        pipelines[mode] = Ints(parts[1]);
+        pipelines[mode] = parts[1].Equals("auto", StringComparison.OrdinalIgnoreCase) ? [PipelineSearch.Auto] : Ints(parts[1]);
+        if (pipelines[mode].Any(n => n < 1) && pipelines[mode] is not [PipelineSearch.Auto])
+        {
+            throw new ArgumentException($"--pipeline {entry}: pipelines are at least 1.");
+        }
     }
 
     return pipelines;

@@ -5,9 +5,10 @@ using Snapper.Runner.Experiment;
 namespace Snapper.Runner.Output;
 
 /// <summary>
-/// PNG charts of a sweep: throughput per mode against the swept parameter (log scale, since the modes
-/// differ by orders of magnitude) and p50/p99 latency. Where a mode ran several pipeline sizes, each
-/// point shows its best pipeline.
+/// PNG charts of a run: for a sweep, throughput per mode against the swept parameter (log scale, since the modes
+/// differ by orders of magnitude) and p50/p99 latency, a line and marker shape per mode; for one parameter point, a bar
+/// per mode. Values are the medians of repeated cells, with the range of the repetitions as whiskers. Where a mode ran
+/// several pipeline sizes, each point shows its best pipeline. One pair of charts per logging setting.
 /// </summary>
 public static class ChartOutput
 {
@@ -29,56 +30,67 @@ public static class ChartOutput
             .GroupBy(r => (r.Mode, r.PointText))
             .Select(g => g.MaxBy(r => r.CommittedPerSecond)!)
             .ToArray();
-        var (axisName, xOf) = SweptAxis(best);
-        // One line per mode, or per mode and setting where non-numeric parameters differ between rows: the logging
-        // settings a run compared, or the --tag values of runs combined into one file.
-        // A second swept number (the marketplace's key skew beside its actor skew) is a series too, not a jump on one line.
-        var settingKeys = best.SelectMany(r => r.Parameters)
-            .Where(p => !double.TryParse(p.Value, CultureInfo.InvariantCulture, out _) || (p.Key != axisName && p.Key != "pipeline"))
+        // One line (or bar) per mode, or per mode and setting where non-numeric parameters differ between rows: the
+        // logging settings a run compared, or the --tag values of runs combined into one file. A second swept number
+        // (the marketplace's key skew beside its actor skew) is a series too, not a jump on one line.
+        var numericVarying = best.SelectMany(r => r.Parameters)
+            .Where(p => p.Key != "pipeline" && double.TryParse(p.Value, CultureInfo.InvariantCulture, out _))
             .Select(p => p.Key).Distinct().Where(key => best.Select(r => Value(r, key)).Distinct().Count() > 1).ToArray();
-        string SeriesOf(RunResult r) => string.Join(' ', settingKeys.Select(key => $"{key}={Value(r, key)}").Prepend(r.Mode.ToString()));
+        var axis = SweptAxis(best, r => r.Mode.ToString());
+        var settingKeys = best.SelectMany(r => r.Parameters)
+            .Where(p => p.Key != "pipeline" && p.Key != axis?.Name && (!double.TryParse(p.Value, CultureInfo.InvariantCulture, out _) || numericVarying.Contains(p.Key)))
+            .Select(p => p.Key).Distinct()
+            // Hybrid's pact% belongs to its mode, not to a setting: it would only repeat the mode's name.
+            .Where(key => key != "pact%" && best.Select(r => Value(r, key)).Distinct().Count() > 1).ToArray();
+        string SeriesOf(RunResult r) => string.Join(' ', settingKeys.Select(key => $"{key}={Value(r, key)}")
+            .Prepend(r.Parameters.Any(p => p.Key == "pact%") ? $"{r.Mode} ({Value(r, "pact%")}% PACT)" : r.Mode.ToString()));
         var series = best.Select(SeriesOf).Distinct().ToArray();
+        if (axis is null)
+        {
+            return WriteBars(directory, file, title, best, series, SeriesOf);
+        }
+
+        var (axisName, xOf) = axis.Value;
         var xs = best.Select(xOf).Distinct().Order().ToArray();
         var written = new List<string>();
 
         var throughput = new Plot();
-        foreach (var name in series)
+        foreach (var (name, index) in series.Select((name, index) => (name, index)))
         {
             var points = best.Where(r => SeriesOf(r) == name).OrderBy(xOf).ToArray();
-            var line = throughput.Add.Scatter(points.Select(xOf).ToArray(), points.Select(r => Math.Log10(Math.Max(r.CommittedPerSecond, 1))).ToArray());
+            var line = throughput.Add.Scatter(points.Select(xOf).ToArray(), points.Select(r => Log(r.CommittedPerSecond)).ToArray());
             line.LegendText = name;
-            line.MarkerSize = 8;
+            line.MarkerSize = 9;
+            line.MarkerShape = Markers[index % Markers.Length];
             line.LineWidth = 2;
             foreach (var r in points)
             {
+                Range(throughput, xOf(r), r, line.Color, xs);
                 // Log-scale axes label only decades; the value itself is what a reader compares.
-                Label(throughput, r.CommittedPerSecond.ToString("N0", CultureInfo.InvariantCulture), xOf(r), Math.Log10(Math.Max(r.CommittedPerSecond, 1)), line.Color,
-                    above: Array.IndexOf(series, name) % 2 == 0);
+                Label(throughput, r.CommittedPerSecond.ToString("N0", CultureInfo.InvariantCulture), xOf(r), Log(r.CommittedPerSecond), line.Color,
+                    above: index % 2 == 0);
             }
         }
 
-        throughput.Axes.Left.TickGenerator = new ScottPlot.TickGenerators.NumericAutomatic
-        {
-            MinorTickGenerator = new ScottPlot.TickGenerators.LogMinorTickGenerator(),
-            IntegerTicksOnly = true,
-            LabelFormatter = y => Math.Pow(10, y).ToString("N0", CultureInfo.InvariantCulture),
-        };
+        LogTicks(throughput);
         Decorate(throughput, $"{title}: committed transactions per second (log scale)", axisName, "committed txn/s", xs);
         written.Add(Save(throughput, directory, $"{file}-throughput.png"));
 
         var latency = new Plot();
-        foreach (var name in series)
+        foreach (var (name, index) in series.Select((name, index) => (name, index)))
         {
             var points = best.Where(r => SeriesOf(r) == name).OrderBy(xOf).ToArray();
             var pointXs = points.Select(xOf).ToArray();
             var p50 = latency.Add.Scatter(pointXs, points.Select(r => r.P50Ms).ToArray());
             p50.LegendText = $"{name} p50";
             p50.MarkerSize = 7;
+            p50.MarkerShape = Markers[index % Markers.Length];
             var p99 = latency.Add.Scatter(pointXs, points.Select(r => r.P99Ms).ToArray());
             p99.LegendText = $"{name} p99";
             p99.Color = p50.Color;
             p99.LinePattern = LinePattern.Dashed;
             p99.MarkerSize = 7;
+            p99.MarkerShape = p50.MarkerShape;
         }
 
         Decorate(latency, $"{title}: latency of committed transactions", axisName, "latency (ms)", xs);
@@ -86,23 +98,116 @@ public static class ChartOutput
         return written;
     }
 
-    /// <summary>The parameter that varies across the results, or the mode index when only one point ran.</summary>
-    private static (string Name, Func<RunResult, double> X) SweptAxis(IReadOnlyList<RunResult> results)
+    /// <summary>
+    /// The swept parameter: a numeric one (not the pipeline) that takes several values within one series. A parameter
+    /// that differs only between series (Hybrid's pact% beside the other modes, a variant's setting) is no axis: with
+    /// none, the run measured one point, and the chart is bars.
+    /// </summary>
+    private static (string Name, Func<RunResult, double> X)? SweptAxis(IReadOnlyList<RunResult> results, Func<RunResult, string> seriesOf)
     {
-        // Only numeric parameters can be an axis (the logging setting, for one, is a series instead).
-        var keys = results.SelectMany(r => r.Parameters.Where(p => double.TryParse(p.Value, CultureInfo.InvariantCulture, out _)).Select(p => p.Key)).Distinct();
+        var keys = results.SelectMany(r => r.Parameters.Where(p => p.Key != "pipeline" && double.TryParse(p.Value, CultureInfo.InvariantCulture, out _)).Select(p => p.Key)).Distinct();
         foreach (var key in keys)
         {
-            var values = results.Select(r => Value(r, key)).Distinct().Count();
-            if (values > 1)
+            if (results.GroupBy(seriesOf).Any(series => series.Select(r => Value(r, key)).Distinct().Count() > 1))
             {
                 return (key, r => double.Parse(Value(r, key), CultureInfo.InvariantCulture));
             }
         }
 
-        var first = results.Count > 0 ? results[0].Parameters.FirstOrDefault(p => double.TryParse(p.Value, CultureInfo.InvariantCulture, out _)) : default;
-        return first.Key is null ? ("point", _ => 0) : (first.Key, r => double.Parse(Value(r, first.Key), CultureInfo.InvariantCulture));
+        return null;
     }
+
+    /// <summary>Marker shapes cycled with the colors, so that series stay apart in grey print and where colors repeat.</summary>
+    private static readonly MarkerShape[] Markers =
+        [MarkerShape.FilledCircle, MarkerShape.FilledSquare, MarkerShape.FilledTriangleUp, MarkerShape.FilledDiamond,
+         MarkerShape.OpenCircle, MarkerShape.OpenSquare, MarkerShape.OpenTriangleUp, MarkerShape.OpenDiamond];
+
+    private static double Log(double perSecond) => Math.Log10(Math.Max(perSecond, 1));
+
+    /// <summary>
+    /// One parameter point: a bar per series (mode, or mode and setting) on a log scale with its value on top, and the
+    /// range of its repetitions as a whisker; latency as p50 and p99 bars side by side per series.
+    /// </summary>
+    private static IReadOnlyList<string> WriteBars(string directory, string file, string title, IReadOnlyList<RunResult> best, string[] series, Func<RunResult, string> seriesOf)
+    {
+        var palette = new ScottPlot.Palettes.Category10();
+        // Bars start a decade below the smallest value's decade: on a log scale a bar from 1 spends most of the chart
+        // on the decades every mode shares.
+        var floor = Math.Max(0, Math.Floor(best.Min(r => Log(r.Spread?.MinPerSecond ?? r.CommittedPerSecond))) - 1);
+        var throughput = new Plot();
+        var latency = new Plot();
+        var ticks = new ScottPlot.TickGenerators.NumericManual();
+        for (var i = 0; i < series.Length; i++)
+        {
+            var r = best.Where(x => seriesOf(x) == series[i]).MaxBy(x => x.CommittedPerSecond)!;
+            var color = palette.GetColor(i);
+            throughput.Add.Bar(new Bar { Position = i, Value = Log(r.CommittedPerSecond), ValueBase = floor, FillColor = color, Size = 0.7 });
+            Range(throughput, i, r, Colors.Black, [0, series.Length - 1]);
+            var label = throughput.Add.Text(r.CommittedPerSecond.ToString("N0", CultureInfo.InvariantCulture), i, Log(r.Spread?.MaxPerSecond ?? r.CommittedPerSecond));
+            label.LabelFontSize = 13;
+            label.LabelAlignment = Alignment.LowerCenter;
+            label.LabelOffsetY = -4;
+
+            latency.Add.Bar(new Bar { Position = i - 0.18, Value = r.P50Ms, FillColor = color, Size = 0.34 });
+            latency.Add.Bar(new Bar { Position = i + 0.18, Value = r.P99Ms, FillColor = color.WithAlpha(0.45), Size = 0.34 });
+            foreach (var (x, value) in new[] { (i - 0.18, r.P50Ms), (i + 0.18, r.P99Ms) })
+            {
+                var text = latency.Add.Text(value.ToString(value < 10 ? "0.00" : "0.0", CultureInfo.InvariantCulture), x, value);
+                text.LabelFontSize = 11;
+                text.LabelAlignment = Alignment.LowerCenter;
+                text.LabelOffsetY = -3;
+            }
+
+            ticks.AddMajor(i, series[i]);
+        }
+
+        LogTicks(throughput);
+        var top = best.Max(r => Log(r.Spread?.MaxPerSecond ?? r.CommittedPerSecond));
+        throughput.Axes.SetLimitsY(floor, Math.Ceiling(top + 0.25));
+        latency.Axes.SetLimitsY(0, best.Max(r => r.P99Ms) * 1.15);
+        var written = new List<string>();
+        foreach (var (plot, what, unit, name) in new[]
+        {
+            (throughput, best.Any(r => r.Spread is { Count: > 1 }) ? "committed transactions per second (log scale; whiskers: range of the repetitions)" : "committed transactions per second (log scale)", "committed txn/s", "throughput"),
+            (latency, "latency of committed transactions (p50, and p99 lighter)", "latency (ms)", "latency"),
+        })
+        {
+            plot.Axes.Bottom.TickGenerator = ticks;
+            plot.Axes.SetLimitsX(-0.6, series.Length - 0.4);
+            plot.Title($"{title}: {what}");
+            plot.YLabel(unit);
+            plot.Axes.Title.Label.FontSize = 14;
+            written.Add(Save(plot, directory, $"{file}-{name}.png"));
+        }
+
+        return written;
+    }
+
+    /// <summary>A whisker from the smallest to the largest repetition of a cell, when it ran more than once.</summary>
+    private static void Range(Plot plot, double x, RunResult r, Color color, double[] xs)
+    {
+        if (r.Spread is not { Count: > 1 } spread)
+        {
+            return;
+        }
+
+        var cap = Math.Max(xs.Length > 1 ? (xs.Max() - xs.Min()) * 0.012 : 0.05, 0.05);
+        var (low, high) = (Log(spread.MinPerSecond), Log(spread.MaxPerSecond));
+        foreach (var (x1, y1, x2, y2) in new[] { (x, low, x, high), (x - cap, low, x + cap, low), (x - cap, high, x + cap, high) })
+        {
+            var segment = plot.Add.Line(x1, y1, x2, y2);
+            segment.Color = color;
+            segment.LineWidth = 1.5f;
+        }
+    }
+
+    /// <summary>Ticks of a log10 axis labelled with the values themselves.</summary>
+    private static void LogTicks(Plot plot) => plot.Axes.Left.TickGenerator = new ScottPlot.TickGenerators.NumericAutomatic
+    {
+        MinorTickGenerator = new ScottPlot.TickGenerators.LogMinorTickGenerator(),
+        IntegerTicksOnly = true,
+        LabelFormatter = y => Math.Pow(10, y).ToString("N0", CultureInfo.InvariantCulture),
+    };
 
     /// <summary>A value label on a point; neighbouring modes alternate above and below their lines so close lines stay readable.</summary>
     private static void Label(Plot plot, string text, double x, double y, Color color, bool above)
