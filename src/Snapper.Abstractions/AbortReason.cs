@@ -71,6 +71,13 @@ public enum AbortReason
     /// <c>SnapperOptions.ExecutionTimeout</c>, or it failed. Nothing of it ran.
     /// </summary>
     OrderingFailed,
+
+    /// <summary>
+    /// A call of the transaction reached an actor that is being moved to another worker (live migration): it takes no
+    /// new transaction until it serves from its new silo. Nothing of the transaction committed; the client side of
+    /// Snapper submits it again by itself, within a bound.
+    /// </summary>
+    ActorMigrating,
 }
 
 /// <summary>What an <see cref="AbortReason"/> says about submitting the transaction again.</summary>
@@ -87,7 +94,7 @@ public static class AbortReasons
     {
         AbortReason.WaitDie or AbortReason.LockTimeout or AbortReason.PrepareFailed or AbortReason.ParticipantTimeout
             or AbortReason.CascadingAbort or AbortReason.HybridDeadlock or AbortReason.Serializability
-            or AbortReason.SerializabilityIncompleteAfterSet or AbortReason.OrderingFailed => true,
+            or AbortReason.SerializabilityIncompleteAfterSet or AbortReason.OrderingFailed or AbortReason.ActorMigrating => true,
         _ => false,
     };
 }

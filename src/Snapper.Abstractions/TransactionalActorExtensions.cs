@@ -54,6 +54,13 @@ public static class TransactionalActorExtensions
         await Submit<object?>(actor, new TxnRequest(TransactionalMethod.NameOf(actor, method), input, accessInfo), retry);
     }
 
+    /// <summary>
+    /// How long <c>StartTxn</c> keeps submitting a transaction again by itself while an actor it needs is being moved to
+    /// another worker (<see cref="ActorMigratingException"/>, or an abort with <see cref="AbortReason.ActorMigrating"/>).
+    /// A migration freezes an actor for about as long as its work in flight takes to commit.
+    /// </summary>
+    public static readonly TimeSpan MigrationRetryBound = TimeSpan.FromSeconds(30);
+
     // Each attempt is a call of its own to the first actor, which gives it a new tid.
     private static Task<TResult> Submit<TResult>(ITransactionalActor actor, TxnRequest request, RetryPolicy? retry)
     {
@@ -63,6 +70,30 @@ public static class TransactionalActorExtensions
             return response.Result is null ? default! : (TResult)response.Result;
         }
 
-        return retry is null ? Once() : retry.RunAsync(Once);
+        Task<TResult> ThroughMigrations() => RetryWhileMigratingAsync(Once);
+        return retry is null ? ThroughMigrations() : retry.RunAsync(ThroughMigrations);
+    }
+
+    /// <summary>
+    /// Runs <paramref name="attempt"/> again while it fails only because an actor is moving, with a short growing pause,
+    /// until <see cref="MigrationRetryBound"/>: a migration is invisible to the caller unless it takes longer.
+    /// </summary>
+    private static async Task<TResult> RetryWhileMigratingAsync<TResult>(Func<Task<TResult>> attempt)
+    {
+        var started = Environment.TickCount64;
+        var pause = 2;
+        while (true)
+        {
+            try
+            {
+                return await attempt();
+            }
+            catch (Exception exception) when (exception is ActorMigratingException or TransactionAbortedException { Reason: AbortReason.ActorMigrating }
+                && Environment.TickCount64 - started < (long)MigrationRetryBound.TotalMilliseconds)
+            {
+                await Task.Delay(pause);
+                pause = Math.Min(pause * 2, 100);
+            }
+        }
     }
 }

@@ -39,6 +39,9 @@ internal sealed class RecentOutcomes
 
     public int Count => _outcomes.Count;
 
+    /// <summary>Whether a commit decided here still waits for a participant to hear it (a migration waits for none).</summary>
+    public bool HasUnacknowledgedCommits => _unacknowledged.Count > 0;
+
     public void Prune(TimeSpan retention)
     {
         var cutoff = Environment.TickCount64 - (long)retention.TotalMilliseconds;

@@ -21,7 +21,9 @@ internal sealed class SnapperRuntime(
     ActorDirectory actors,
     ActTidSource actTids,
     Cluster.ActorPlacementMap placement,
-    SnapperTestHooks testHooks)
+    SnapperTestHooks testHooks,
+    Migration.MigrationGate migrations,
+    Migration.MigrationInbox inbox)
 {
     public SnapperOptions Options { get; } = options.Value;
 
@@ -40,6 +42,18 @@ internal sealed class SnapperRuntime(
 
     /// <summary>The silo-level core of every transactional actor that has been active here.</summary>
     public ActorDirectory Actors { get; } = actors;
+
+    /// <summary>Actors frozen for a migration, as this silo sees them.</summary>
+    public Migration.MigrationGate Migrations { get; } = migrations;
+
+    /// <summary>States of actors migrating to this worker, for their first activation here.</summary>
+    public Migration.MigrationInbox Inbox { get; } = inbox;
+
+    /// <summary>
+    /// Whether <paramref name="actor"/> may serve from this silo: always embedded; in a cluster, when this worker is the
+    /// one the placement map names (after a migration committed, the old worker's activation serves nothing more).
+    /// </summary>
+    public bool ServesHere(GrainId actor) => !placement.Clustered || (Options.Role == SiloRole.Worker && placement.WorkerOf(actor) == Options.WorkerIndex);
 
     /// <summary>Test-only switches (all off outside tests).</summary>
     public SnapperTestHooks TestHooks { get; } = testHooks;

@@ -29,7 +29,8 @@ namespace Snapper;
 /// </remarks>
 [Reentrant]
 [Cluster.TransactionalActorPlacement]
-public abstract partial class TransactionalActor<TState> : Grain, ITransactionalActor, Actors.IActorCallee, IActParticipant, IIncomingGrainCallFilter, IGrainMigrationParticipant
+public abstract partial class TransactionalActor<TState> : Grain, ITransactionalActor, Actors.IActorCallee, IActParticipant, IIncomingGrainCallFilter, IGrainMigrationParticipant,
+    Migration.IMigratingActor
     where TState : class, new()
 {
     private const string MigratedStateKey = "snapper.committed-state";
@@ -54,6 +55,13 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             ?? throw new SnapperException("Snapper is not configured in this silo: call siloBuilder.AddSnapper().");
         _methods = _runtime.Methods.For(GetType());
         _self = this.GetGrainId();
+
+        // An activation placed by a silo whose copy of the placement directory is older than this one's (it was down
+        // during a migration): the actor lives on another worker, and must never be active on two.
+        if (!_runtime.ServesHere(_self))
+        {
+            throw new ActorMigratingException(_self.ToString());
+        }
 
         // After a restart, the recovered state may depend on a transaction decided on another silo: the core is made
         // only once that silo answered (Cluster.InDoubtResolver), and never from a state that may still change.
@@ -83,7 +91,15 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         var logger = ServiceProvider.GetRequiredService<ILoggerFactory>().CreateLogger(GetType());
         if (_rehydrated is { } moved)
         {
+            _runtime.Inbox.Drop(_self);
             return new Actors.ActorCore<TState>(_self, _runtime, logger, moved.State, moved.Seq, KeyLevelConcurrency);
+        }
+
+        // Handed over by a live migration whose state did not ride along with Orleans' migration of the activation
+        // (the old activation was gone): the same state, which this worker logged when it accepted it.
+        if (_runtime.Inbox.TryTake(_self, out var arrived))
+        {
+            return new Actors.ActorCore<TState>(_self, _runtime, logger, _runtime.Deserialize<TState>(arrived.State), arrived.Seq, KeyLevelConcurrency);
         }
 
         var recovered = _runtime.Log.Enabled ? _runtime.Log.Recovered(_self) : null;
@@ -374,6 +390,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     async Task<TxnResponse> ITransactionalActor.StartTxn(TxnRequest request)
     {
         var method = _methods.Resolve(request.Method, request.Input);
+        RefuseWhileMigrating();
 
         // Backpressure from the log: a new transaction starts only when the loggers have room (see LogQueueCapacity).
         try
@@ -471,6 +488,11 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             if (_core.Ended.TryGet(context.Tid, out var outcome))
             {
                 throw new TransactionNotActiveException(context.Tid, $"it already ended on this actor ({outcome}).");
+            }
+
+            if (_runtime.Migrations.IsFrozen(_self) || !_runtime.ServesHere(_self))
+            {
+                throw new TransactionAbortedException(context.Tid, AbortReason.ActorMigrating, $"actor {_self} is being moved to another worker.");
             }
 
             txn = Participant.Begin(context, isRoot: false);
@@ -603,6 +625,52 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
 
         await context.Invoke();
     }
+
+    /// <summary>A new transaction is refused while the actor is frozen for a migration, or once it moved away.</summary>
+    private void RefuseWhileMigrating()
+    {
+        if (_runtime.Migrations.IsFrozen(_self) || !_runtime.ServesHere(_self))
+        {
+            throw new ActorMigratingException(_self.ToString());
+        }
+    }
+
+    async Task<Migration.MigratedState> Migration.IMigratingActor.HandOver(TimeSpan bound)
+    {
+        // Frozen: nothing new is admitted, so what is in flight only ends. Polled, on the actor's own turns (which are
+        // the only ones that touch its transactions); a migration waits milliseconds, not seconds, at low load.
+        var deadline = Environment.TickCount64 + (long)bound.TotalMilliseconds;
+        while (_core.HasUncommittedWork || _core.Ended.HasUnacknowledgedCommits)
+        {
+            if (Environment.TickCount64 > deadline)
+            {
+                throw new MigrationException(_self.ToString(), MigrationFailure.RolledBack,
+                    $"its work in flight ({_core.Transactions.Count} ACT(s), {_core.Schedule.UncommittedBatchCount} PACT batch(es)) did not end within {bound}.");
+            }
+
+            await Task.Delay(2);
+        }
+
+        var state = _runtime.Serialize(_core.State.Committed);
+        // For the log of the new worker a whole state: a copy made by deserializing has no base in any log, so a key-value
+        // state encodes itself whole (an opaque one is its serialized bytes either way).
+        var logged = _runtime.ForLog(_runtime.Deserialize<TState>(state));
+        return new Migration.MigratedState(state, logged.Bytes, logged.Incremental, _core.State.LastSeq);
+    }
+
+    Task Migration.IMigratingActor.Leave()
+    {
+        if (!_runtime.ServesHere(_self))
+        {
+            // Orleans' migration: the state rides along (OnDehydrate), and the new activation is placed by the map,
+            // which names the new worker now.
+            this.MigrateOnIdle();
+        }
+
+        return Task.CompletedTask;
+    }
+
+    Task<int> Migration.IMigratingActor.WorkerIndex() => Task.FromResult(_runtime.Options.WorkerIndex);
 
     /// <summary>
     /// Hands the committed state to the activation on the new silo when the actor migrates, if nothing is in flight

@@ -52,6 +52,10 @@ internal sealed class GlobalPactService : IDisposable
     private readonly Guid _epoch = Guid.NewGuid();
     private readonly ITimer _watchdog;
     private List<PendingGlobal> _pending = [];
+
+    // Global PACTs that declare an actor frozen for a migration: not emitted until it is released (see Release).
+    private readonly List<PendingGlobal> _held = [];
+    private readonly Migration.MigrationGate _migrations;
     private bool _emitting;
 
     // Completes when every worker applied the last abort (or failed to answer within ExecutionTimeout). No global batch
@@ -66,8 +70,10 @@ internal sealed class GlobalPactService : IDisposable
     private readonly TidRanges _tidRanges;
 
     public GlobalPactService(IOptions<SnapperOptions> options, IGrainFactory grains, WriteAheadLog log, SnapperMetrics metrics,
-        ILogger<GlobalPactService> logger, ActorPlacementMap placement, SnapperTestHooks testHooks, TidRanges tidRanges)
+        ILogger<GlobalPactService> logger, ActorPlacementMap placement, SnapperTestHooks testHooks, TidRanges tidRanges,
+        Migration.MigrationGate migrations)
     {
+        _migrations = migrations;
         _tidRanges = tidRanges;
         _testHooks = testHooks;
         _grains = grains;
@@ -193,29 +199,47 @@ internal sealed class GlobalPactService : IDisposable
     private bool Emit(List<PendingGlobal> pacts)
     {
         var gbid = _nextTid;
-        var perWorker = new Dictionary<int, List<GlobalAccess>>();
         var tickets = new GlobalTicket[pacts.Count];
-        for (var i = 0; i < pacts.Count; i++)
-        {
-            var gtid = _nextTid++;
-            tickets[i] = new GlobalTicket(gtid, gbid);
-            foreach (var (actor, accesses) in pacts[i].AccessInfo.Accesses)
-            {
-                var worker = _placement.WorkerOf(actor);
-                if (!perWorker.TryGetValue(worker, out var list))
-                {
-                    perWorker[worker] = list = [];
-                }
-
-                list.Add(new GlobalAccess(gtid, actor, accesses) { Keys = pacts[i].AccessInfo.KeysOf(actor)?.ToArray() });
-            }
-        }
-
         lock (_gate)
         {
             if (!_abortsApplied.IsCompleted)
             {
                 return false;
+            }
+
+            // Checked under the lock a freeze takes (Freeze): a PACT declaring a frozen actor waits in _held, and is
+            // emitted after the migration, to the worker the actor lives on then (the sub-batches are made below).
+            if (!_migrations.IsEmpty)
+            {
+                foreach (var frozen in pacts.Where(pact => _migrations.AnyFrozen(pact.AccessInfo.Accesses.Keys)).ToArray())
+                {
+                    pacts.Remove(frozen);
+                    _held.Add(frozen);
+                }
+
+                if (pacts.Count == 0)
+                {
+                    return true;
+                }
+
+                tickets = new GlobalTicket[pacts.Count];
+            }
+
+            var perWorker = new Dictionary<int, List<GlobalAccess>>();
+            for (var i = 0; i < pacts.Count; i++)
+            {
+                var gtid = _nextTid++;
+                tickets[i] = new GlobalTicket(gtid, gbid);
+                foreach (var (actor, accesses) in pacts[i].AccessInfo.Accesses)
+                {
+                    var worker = _placement.WorkerOf(actor);
+                    if (!perWorker.TryGetValue(worker, out var list))
+                    {
+                        perWorker[worker] = list = [];
+                    }
+
+                    list.Add(new GlobalAccess(gtid, actor, accesses) { Keys = pacts[i].AccessInfo.KeysOf(actor)?.ToArray() });
+                }
             }
 
             _lastGbid = gbid;
@@ -245,6 +269,46 @@ internal sealed class GlobalPactService : IDisposable
         }
 
         return pump;
+    }
+
+    /// <summary>
+    /// Freezes <paramref name="actor"/> for a migration: from now on no global batch declaring it is emitted (they wait in
+    /// the held list). Returns the last gbid already sent to <paramref name="worker"/> (the actor's worker): every global
+    /// part that may involve the actor is at or below it, and the worker merges up to it before the actor hands over.
+    /// </summary>
+    public long Freeze(GrainId actor, Guid migration, int worker)
+    {
+        lock (_gate)
+        {
+            _migrations.Freeze(actor, migration);
+            return _prevGbid.GetValueOrDefault(worker, -1);
+        }
+    }
+
+    /// <summary>Releases <paramref name="actor"/>: held global PACTs no longer declaring a frozen actor are ordered again.</summary>
+    public void Release(GrainId actor, Guid migration)
+    {
+        lock (_gate)
+        {
+            _migrations.Release(actor, migration);
+            var ready = _held.Where(pact => !_migrations.AnyFrozen(pact.AccessInfo.Accesses.Keys)).ToArray();
+            if (ready.Length == 0)
+            {
+                return;
+            }
+
+            foreach (var pact in ready)
+            {
+                _held.Remove(pact);
+                _pending.Add(pact);
+            }
+
+            if (!_emitting)
+            {
+                _emitting = true;
+                _ = Task.Run(EmitLoopAsync);
+            }
+        }
     }
 
     /// <summary>Worker <paramref name="worker"/> voted for its part of <paramref name="gbid"/>.</summary>

@@ -108,6 +108,11 @@ public static class SnapperSiloBuilderExtensions
         services.TryAddSingleton<Cluster.SnapperPlacementDirector>();
         services.TryAddSingleton<Cluster.GlobalPactService>();
         services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>, Cluster.InDoubtResolver>();
+        services.TryAddSingleton<Migration.MigrationGate>();
+        services.TryAddSingleton<Migration.MigrationInbox>();
+        services.TryAddSingleton<Migration.PlacementDirectory>();
+        // Also makes the silo read its copy of the placement directory as it starts, before it places any actor.
+        services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>, Migration.MigrationDirectoryRefresher>();
         services.AddPlacementDirector<Cluster.TransactionalActorPlacement>(sp => sp.GetRequiredService<Cluster.SnapperPlacementDirector>());
         services.AddPlacementDirector<Cluster.MasterPlacement>(sp => sp.GetRequiredService<Cluster.SnapperPlacementDirector>());
         services.AddPlacementDirector<Cluster.WorkerPlacement>(sp => sp.GetRequiredService<Cluster.SnapperPlacementDirector>());

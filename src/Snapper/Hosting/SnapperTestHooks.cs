@@ -48,4 +48,10 @@ internal sealed class SnapperTestHooks
     /// completes (null: at once), and not at all if it faults, as if that message were slow or lost.
     /// </summary>
     public Func<int, long, Task?>? DelayGlobalAbort { get; set; }
+
+    /// <summary>
+    /// A migration of actor <c>actor</c> goes on past its freeze (every worker frozen, nothing handed over yet) only once
+    /// the returned task completes (null: at once): a test holds an actor frozen while it submits transactions to it.
+    /// </summary>
+    public Func<GrainId, Task?>? AfterMigrationFreeze { get; set; }
 }

@@ -55,3 +55,9 @@ internal sealed class PendingPact(ActorAccessInfo accessInfo)
 
     public TaskCompletionSource<PactTicket> Ticket { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
 }
+
+/// <summary>
+/// A submission drained into a batch while an actor it declares was frozen for a migration: it was not emitted, and its
+/// submitter waits for the migration and routes it again (<see cref="PactService.SubmitAsync"/>). Never leaves the silo.
+/// </summary>
+internal sealed class MigrationReroute() : Exception("an actor it declares is being migrated");

@@ -133,6 +133,34 @@ internal sealed partial class PactService
         }
     }
 
+    /// <summary>
+    /// Completes with true once every global sub-batch up to <paramref name="gbid"/> the master sent here has been merged
+    /// into this worker's local order (or dropped as aborted), so that their parts are in the actors' schedules; false
+    /// if that takes longer than <paramref name="bound"/>. A migration waits for this before it waits for the actor's
+    /// schedule to empty: the master may have sent a part for the actor just before the actor froze.
+    /// </summary>
+    public async Task<bool> WhenGlobalMergedUpToAsync(long gbid, TimeSpan bound)
+    {
+        var deadline = Environment.TickCount64 + (long)bound.TotalMilliseconds;
+        while (true)
+        {
+            lock (_gate)
+            {
+                if (_lastGlobalArrived >= gbid && !_globalArrived.Any(sub => sub.Gbid <= gbid))
+                {
+                    return true;
+                }
+            }
+
+            if (Environment.TickCount64 > deadline)
+            {
+                return false;
+            }
+
+            await Task.Delay(2);
+        }
+    }
+
     public TransactionAbortedException Explain(TxnContext context, TransactionAbortedException refused)
     {
         if (context.GlobalBid <= 0 || refused.Reason != AbortReason.UndeclaredAccess)

@@ -111,26 +111,48 @@ internal sealed partial class PactService
         }
 
         var bid = token.NextTid;
-        var subBatches = new Dictionary<GrainId, List<Scheduling.PactAccess>>();
-        var tickets = new PactTicket[pacts.Count];
-        for (var i = 0; i < pacts.Count; i++)
+        PactTicket[] tickets;
+        while (true)
         {
-            var tid = token.NextTid++;
-            tickets[i] = new PactTicket(tid, bid);
-            foreach (var (actor, accesses) in pacts[i].AccessInfo.Accesses)
+            token.NextTid = bid;
+            var subBatches = new Dictionary<GrainId, List<Scheduling.PactAccess>>();
+            tickets = new PactTicket[pacts.Count];
+            for (var i = 0; i < pacts.Count; i++)
             {
-                if (!subBatches.TryGetValue(actor, out var list))
+                var tid = token.NextTid++;
+                tickets[i] = new PactTicket(tid, bid);
+                foreach (var (actor, accesses) in pacts[i].AccessInfo.Accesses)
                 {
-                    subBatches[actor] = list = [];
+                    if (!subBatches.TryGetValue(actor, out var list))
+                    {
+                        subBatches[actor] = list = [];
+                    }
+
+                    list.Add(new Scheduling.PactAccess(tid, accesses, pacts[i].AccessInfo.KeysOf(actor)));
                 }
-
-                list.Add(new Scheduling.PactAccess(tid, accesses, pacts[i].AccessInfo.KeysOf(actor)));
             }
-        }
 
-        lock (_gate)
-        {
-            Register(new PactBatch(bid, bid + pacts.Count - 1, [.. subBatches.Keys]), subBatches, token);
+            lock (_gate)
+            {
+                // Checked under the lock a freeze takes (Freeze): a PACT declaring a frozen actor is not emitted here.
+                if (_migrations.IsEmpty || !pacts.Any(pact => _migrations.AnyFrozen(pact.AccessInfo.Accesses.Keys)))
+                {
+                    Register(new PactBatch(bid, bid + pacts.Count - 1, [.. subBatches.Keys]), subBatches, token);
+                    break;
+                }
+            }
+
+            foreach (var held in pacts.Where(pact => _migrations.AnyFrozen(pact.AccessInfo.Accesses.Keys)).ToArray())
+            {
+                held.Ticket.TrySetException(new MigrationReroute());
+                pacts.Remove(held);
+            }
+
+            if (pacts.Count == 0)
+            {
+                token.NextTid = bid;
+                return;
+            }
         }
 
         _metrics.BatchEmitted(pacts.Count);

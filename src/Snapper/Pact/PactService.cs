@@ -92,10 +92,13 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     private long _resolvedBid = -1;
     private long _lastBid = -1;
     private readonly Coordination.TidRanges _tidRanges;
+    private readonly Migration.MigrationGate _migrations;
 
     public PactService(IOptions<SnapperOptions> options, IGrainFactory grains, SnapperMetrics metrics, ILogger<PactService> logger,
-        WriteAheadLog log, Serializer serializer, SnapperTestHooks testHooks, Cluster.ActorPlacementMap placement, Coordination.TidRanges tidRanges)
+        WriteAheadLog log, Serializer serializer, SnapperTestHooks testHooks, Cluster.ActorPlacementMap placement, Coordination.TidRanges tidRanges,
+        Migration.MigrationGate migrations)
     {
+        _migrations = migrations;
         _tidRanges = tidRanges;
         _placement = placement;
         _workerIndex = options.Value.WorkerIndex;
@@ -141,6 +144,18 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
         }
     }
 
+    /// <summary>
+    /// Freezes <paramref name="actor"/> for a migration in this silo's ordering: under the emission lock, so once this
+    /// returns no local batch that declares it is emitted here until it is released (see <see cref="Migration.MigrationGate"/>).
+    /// </summary>
+    public void Freeze(GrainId actor, Guid migration)
+    {
+        lock (_gate)
+        {
+            _migrations.Freeze(actor, migration);
+        }
+    }
+
     /// <summary>Every batch with a bid at or below this is committed or aborted.</summary>
     public long ResolvedBid => Volatile.Read(ref _resolvedBid);
 
@@ -153,6 +168,31 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     /// waiting longer (<see cref="WithdrawStaleSubmissions"/>), which then fail with <see cref="AbortReason.OrderingFailed"/>.
     /// </summary>
     public async Task<PactTicket> SubmitAsync(GrainId root, ActorAccessInfo accessInfo)
+    {
+        // A PACT that declares an actor being migrated is ordered once the actor serves from its new worker, and routed
+        // by the placement it has then (held here, or emitted after the freeze and sent back: MigrationReroute).
+        var deadline = Environment.TickCount64 + (long)_executionTimeout.TotalMilliseconds;
+        while (true)
+        {
+            if (!_migrations.IsEmpty && _migrations.AnyFrozen(accessInfo.Accesses.Keys)
+                && !await _migrations.WhenReleasedAsync(accessInfo.Accesses.Keys, TimeSpan.FromMilliseconds(Math.Max(0, deadline - Environment.TickCount64))))
+            {
+                throw new TransactionAbortedException(0, AbortReason.ActorMigrating,
+                    $"an actor it declares was still being migrated after {_executionTimeout}; nothing of it ran.");
+            }
+
+            try
+            {
+                return await SubmitOnceAsync(root, accessInfo);
+            }
+            catch (MigrationReroute)
+            {
+                // Frozen after it was queued: it waits above, then goes where the actor lives by then.
+            }
+        }
+    }
+
+    private async Task<PactTicket> SubmitOnceAsync(GrainId root, ActorAccessInfo accessInfo)
     {
         if (!IsLocal(accessInfo))
         {

@@ -197,6 +197,47 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
         Assert.Equal(125m, await BalanceOf(b));
     }
 
+    [Fact]
+    public async Task A_migrated_actor_keeps_its_state_and_its_worker_through_restarts_of_its_new_worker_its_old_worker_and_the_master()
+    {
+        var (a, b) = (OnWorker(0), OnWorker(1));
+        await Fund(a, b);
+        await Account(a).StartTxn(Account(a).Transfer, new Transfer(1, b, 10m));
+        await _cluster.Client.MigrateAsync(Account(a), 1);
+
+        // The new worker restarts before the actor ran anything there: the state it accepted is in its log.
+        await RestartAsync(2);
+        Assert.Equal(90m, await BalanceOf(a));
+        await Account(a).StartTxn(Account(a).Transfer, new Transfer(2, b, 5m), ActorAccessInfo.Of(Account(a), Account(b)));
+
+        // The old worker and then the master restart: both still place it on worker 1 (their copies of the directory).
+        await RestartAsync(1);
+        await RestartAsync(0);
+        Assert.Equal(85m, await BalanceOf(a));
+        Assert.Equal(115m, await BalanceOf(b));
+        Assert.Equal(1, await _cluster.Client.WorkerOfAsync(Account(a)));
+        Assert.True(Services(2).GetRequiredService<Snapper.Actors.ActorDirectory>().Contains(Account(a).GetGrainId()));
+        Assert.False(Services(1).GetRequiredService<Snapper.Actors.ActorDirectory>().Contains(Account(a).GetGrainId()));
+    }
+
+    [Fact]
+    public async Task A_migration_to_a_worker_that_is_down_is_rolled_back_and_the_actor_serves_on_with_its_state()
+    {
+        var (a, b) = (OnWorker(0), OnWorker(0));
+        await Fund(a, b);
+        await StopAsync(2);
+
+        var refused = await Assert.ThrowsAsync<MigrationException>(() => _cluster.Client.MigrateAsync(Account(a), 1));
+        Assert.Equal(MigrationFailure.RolledBack, refused.Reason);
+        Assert.Equal(0, await _cluster.Client.WorkerOfAsync(Account(a)));
+
+        // Released everywhere that answered: a local PACT and an ACT on it run at once.
+        await Account(a).StartTxn(Account(a).Transfer, new Transfer(1, b, 10m), ActorAccessInfo.Of(Account(a), Account(b)));
+        await Account(a).StartTxn(Account(a).Transfer, new Transfer(2, b, 10m));
+        Assert.Equal(80m, await BalanceOf(a));
+        await StartAsync(2);
+    }
+
     /// <summary>
     /// Funds an account on each worker with 100 and transfers <paramref name="amount"/> from worker 0's to worker 1's with
     /// a PACT (<paramref name="global"/>) or an ACT, withholding the commit from worker 1, as if it crashed before hearing

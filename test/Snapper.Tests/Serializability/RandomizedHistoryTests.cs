@@ -90,12 +90,23 @@ internal static class RandomRuns
         ColdActors = Math.Max(shape.ColdActors, Transactions / 50),
     };
 
-    public static async Task RunAndCheck(IGrainFactory grains, ITestOutputHelper output, int seed, RandomWorkloadShape shape)
+    /// <summary>
+    /// Runs a seeded random workload of <see cref="Transactions"/> transactions and checks its history; with
+    /// <paramref name="alongside"/>, that runs beside it (given the hot actors' ids) until the workload ends and is
+    /// cancelled then: live migrations of those actors, for one.
+    /// </summary>
+    public static async Task RunAndCheck(IGrainFactory grains, ITestOutputHelper output, int seed, RandomWorkloadShape shape,
+        Func<long[], CancellationToken, Task>? alongside = null)
     {
         var first = ClusterFixture.NewIds(shape.HotActors + shape.ColdActors)[0] + (shape.KeyLevel ? KeyedHistoryActor.KeyLevelTargets : 0);
         var workload = new RandomHistory(grains, first, shape);
 
-        var (history, final) = await workload.RunAsync(seed, Transactions, concurrency: 16, firstTxnId: seed * 1_000_000L);
+        using var ended = new CancellationTokenSource();
+        var run = workload.RunAsync(seed, Transactions, concurrency: 16, firstTxnId: seed * 1_000_000L);
+        var beside = alongside?.Invoke([.. workload.Actors.Take(shape.HotActors)], ended.Token) ?? Task.CompletedTask;
+        var (history, final) = await run;
+        await ended.CancelAsync();
+        await beside;
 
         var committed = history.Count(t => t.Committed);
         output.WriteLine($"seed {seed}: {committed} committed, {history.Count - committed} aborted of {history.Count} ({string.Join(", ", workload.AbortReasons.Select(r => $"{r.Key} {r.Value}"))})");

@@ -1,0 +1,123 @@
+using Microsoft.Extensions.Logging;
+using Orleans.Concurrency;
+using Snapper.Actors;
+using Snapper.Cluster;
+using Snapper.Logging;
+using Snapper.Pact;
+
+namespace Snapper.Migration;
+
+/// <summary>A worker's side of migrations (key = worker index, on that worker); called by the migration helpers.</summary>
+internal interface IWorkerMigrationGrain : IGrainWithIntegerKey
+{
+    /// <summary>Freezes the actor in this worker's ordering and, on its own worker, for new transactions.</summary>
+    Task Freeze(GrainId actor, Guid migration);
+
+    /// <summary>Ends the freeze of migration <paramref name="migration"/> (committed or rolled back).</summary>
+    Task Release(GrainId actor, Guid migration);
+
+    /// <summary>
+    /// On the actor's old worker: waits until the global parts up to <paramref name="mergedUpTo"/> are merged and the
+    /// actor's work in flight committed, then returns its newest committed state.
+    /// </summary>
+    Task<MigratedState> HandOver(GrainId actor, long mergedUpTo, TimeSpan bound);
+
+    /// <summary>On the new worker: logs the actor's state as a committed version (durable before this returns) and keeps it for its activation.</summary>
+    Task Accept(GrainId actor, MigratedState state);
+
+    /// <summary>On the new worker, when a migration is rolled back: forgets the state <see cref="Accept"/> kept.</summary>
+    Task Drop(GrainId actor);
+
+    /// <summary>The master committed the move (directory version <paramref name="version"/>); the old worker lets the actor's activation go.</summary>
+    Task Moved(GrainId actor, int worker, long version);
+}
+
+/// <summary>The master's placement directory, for a silo that starts (or missed a migration) to catch up.</summary>
+internal interface IPlacementDirectoryGrain : IGrainWithIntegerKey
+{
+    Task<DirectorySnapshot> Snapshot();
+}
+
+/// <summary>The actor's side of a migration; internal (see <see cref="SnapperEntryPoints"/>), called only from silos.</summary>
+internal interface IMigratingActor : IGrain
+{
+    /// <summary>Once nothing of the actor is in flight (within <paramref name="bound"/>), its newest committed state.</summary>
+    Task<MigratedState> HandOver(TimeSpan bound);
+
+    /// <summary>On the old worker: the activation stops serving and leaves (Orleans' migration); elsewhere nothing.</summary>
+    Task Leave();
+
+    /// <summary>The worker the activation serving the call runs on (a call that activates the actor where it lives).</summary>
+    Task<int> WorkerIndex();
+}
+
+[Reentrant, KeepAlive, WorkerPlacement]
+internal sealed class WorkerMigrationGrain(
+    PactService pacts, MigrationGate gate, MigrationInbox inbox, PlacementDirectory directory, ActorDirectory actors,
+    WriteAheadLog log, Coordination.ActTidSource tids, ILogger<WorkerMigrationGrain> logger) : SnapperSystemGrain, IWorkerMigrationGrain
+{
+    public Task Freeze(GrainId actor, Guid migration)
+    {
+        pacts.Freeze(actor, migration);
+        return Task.CompletedTask;
+    }
+
+    public Task Release(GrainId actor, Guid migration)
+    {
+        gate.Release(actor, migration);
+        return Task.CompletedTask;
+    }
+
+    public async Task<MigratedState> HandOver(GrainId actor, long mergedUpTo, TimeSpan bound)
+    {
+        if (!await pacts.WhenGlobalMergedUpToAsync(mergedUpTo, bound))
+        {
+            throw new MigrationException(actor.ToString(), MigrationFailure.RolledBack,
+                $"global PACT batches up to {mergedUpTo} did not reach worker {this.GetPrimaryKeyLong()} within {bound}.");
+        }
+
+        return await GrainFactory.GetGrain<IMigratingActor>(actor).HandOver(bound);
+    }
+
+    public async Task Accept(GrainId actor, MigratedState state)
+    {
+        // A core left from an earlier stay here is stale: the actor's next activation here starts from this state.
+        actors.Remove(actor);
+        if (log.Enabled)
+        {
+            // A committed version of the actor in this worker's log, of the seq it had: recovery here finds it even if
+            // this silo restarts before the actor serves, and it outranks every older record of the actor here.
+            var tid = await tids.NextAsync();
+            await log.AppendCommitAsync(tid, awaitingAcks: false,
+                [LogRecord.StateWritten(LoggedTxnKind.Act, tid, actor, state.Seq, new LoggedState(state.LogPayload, state.Incremental)), LogRecord.Committed(LoggedTxnKind.Act, tid)]);
+        }
+
+        inbox.Put(actor, state);
+    }
+
+    public Task Drop(GrainId actor)
+    {
+        inbox.Drop(actor);
+        return Task.CompletedTask;
+    }
+
+    public async Task Moved(GrainId actor, int worker, long version)
+    {
+        var wasHere = actors.Contains(actor) && worker != this.GetPrimaryKeyLong();
+        directory.Apply(actor, worker, version);
+        if (wasHere)
+        {
+            // The actor's activation here (if any) leaves by Orleans' migration, and the new one starts on its new worker
+            // (this silo's map already says so); with none here, the call activates it there, which is harmless.
+            await GrainFactory.GetGrain<IMigratingActor>(actor).Leave();
+            actors.Remove(actor);
+            logger.LogInformation("Actor {Actor} moved to worker {Worker}", actor, worker);
+        }
+    }
+}
+
+[Reentrant, KeepAlive, MasterPlacement]
+internal sealed class PlacementDirectoryGrain(PlacementDirectory directory) : SnapperSystemGrain, IPlacementDirectoryGrain
+{
+    public Task<DirectorySnapshot> Snapshot() => Task.FromResult(directory.Snapshot());
+}

@@ -1,0 +1,187 @@
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using Orleans.Concurrency;
+using Orleans.Metadata;
+using Snapper.Cluster;
+using Snapper.Hosting;
+
+namespace Snapper.Migration;
+
+/// <summary>
+/// A migration helper (thesis §4.3, Fig. 4.8): on the master, it moves the actors of its hash share between workers,
+/// several at a time. One migration of an actor X from worker S to worker T:
+/// <list type="number">
+/// <item>Freeze X everywhere: the master emits no global batch declaring X (they wait), every worker emits no local batch
+/// declaring X, and S admits no new transaction on X (clients resubmit by themselves). Other actors' PACTs keep flowing.</item>
+/// <item>Drain on S: the global parts the master sent S before the freeze are merged, then X's work in flight (its PACT
+/// batches, its ACTs, commits its participants have not acknowledged) ends; X's newest committed state is taken.</item>
+/// <item>T logs that state as a committed version of X and keeps it for X's activation.</item>
+/// <item>Commit: the master's placement directory says X lives on T (durable). Before this step a failure rolls back
+/// (X stays on S with every committed transaction); after it, the migration completes.</item>
+/// <item>Every worker learns the move; S's activation of X leaves by Orleans' migration (its state rides along, the same
+/// T logged), and X activates on T.</item>
+/// <item>Once X answers from T, release the freeze: held PACTs are ordered, by the new placement.</item>
+/// </list>
+/// <para>
+/// An actor is never active on two workers: S's own map flips before its activation leaves, so Orleans places the new
+/// activation on T, and an activation request that reaches a worker whose map says the actor lives elsewhere is refused.
+/// A worker left frozen by a helper that died (the master crashed) releases the freeze after a bound, once it has the
+/// master's directory (<see cref="MigrationDirectoryRefresher"/>).
+/// </para>
+/// </summary>
+[Reentrant, MasterPlacement]
+internal sealed class MigrationHelperGrain(
+    ActorPlacementMap map, PlacementDirectory directory, GlobalPactService global, GrainClassMap classes,
+    IOptions<SnapperOptions> options, SnapperTestHooks testHooks, ILogger<MigrationHelperGrain> logger) : Grain, IMigrationHelper
+{
+    // An actor's migrations all go to the helper of its share (ActorMigration.HelperOf), so this helper's set is the
+    // cluster's (the grain is reentrant, but its turns do not overlap).
+    private readonly HashSet<GrainId> _inProgress = [];
+    private readonly SnapperOptions _options = options.Value;
+
+    public Task<int> WorkerOf(GrainId actor) => Task.FromResult(map.WorkerOf(actor));
+
+    public async Task Migrate(GrainId actor, int worker)
+    {
+        var name = actor.ToString();
+        if (!map.Clustered)
+        {
+            throw new MigrationException(name, MigrationFailure.NotClustered, "an embedded silo places actors anywhere; migration moves actors between the workers of a SnapperD cluster.");
+        }
+
+        if (worker < 0 || worker >= map.Workers)
+        {
+            throw new MigrationException(name, MigrationFailure.UnknownWorker, $"the cluster has workers 0 to {map.Workers - 1}.");
+        }
+
+        if (!classes.TryGetGrainClass(actor.Type, out var grainClass) || !IsTransactionalActor(grainClass))
+        {
+            throw new MigrationException(name, MigrationFailure.NotTransactionalActor, $"grain type {actor.Type} is not a TransactionalActor or KeyValueActor.");
+        }
+
+        var source = map.WorkerOf(actor);
+        if (source == worker)
+        {
+            throw new MigrationException(name, MigrationFailure.SameWorker, $"it already lives on worker {worker}.");
+        }
+
+        if (!_inProgress.Add(actor))
+        {
+            throw new MigrationException(name, MigrationFailure.InProgress, "another migration of it is under way.");
+        }
+
+        try
+        {
+            await MigrateAsync(actor, source, worker);
+        }
+        finally
+        {
+            _inProgress.Remove(actor);
+        }
+    }
+
+    private async Task MigrateAsync(GrainId actor, int source, int target)
+    {
+        var migration = Guid.NewGuid();
+        var bound = _options.ExecutionTimeout;
+        var started = System.Diagnostics.Stopwatch.GetTimestamp();
+        var workers = Enumerable.Range(0, map.Workers).Select(w => GrainFactory.GetGrain<IWorkerMigrationGrain>(w)).ToArray();
+        try
+        {
+            var sentToSource = global.Freeze(actor, migration, source);
+            await Task.WhenAll(workers.Select(w => w.Freeze(actor, migration))).WaitAsync(bound);
+            if (testHooks.AfterMigrationFreeze?.Invoke(actor) is { } held)
+            {
+                await held;
+            }
+
+            var state = await workers[source].HandOver(actor, sentToSource, bound).WaitAsync(2 * bound);
+            await workers[target].Accept(actor, state).WaitAsync(bound);
+        }
+        catch (Exception exception)
+        {
+            await ReleaseEverywhereAsync(actor, migration, workers);
+            await Ignore(workers[target].Drop(actor));
+            logger.LogWarning(exception, "Migration of {Actor} from worker {Source} to {Target} rolled back", actor, source, target);
+            throw exception as MigrationException
+                ?? new MigrationException(actor.ToString(), MigrationFailure.RolledBack, $"{exception.GetType().Name}: {exception.Message}");
+        }
+
+        // The commit point: from here on the migration completes whatever fails.
+        var version = directory.Commit(actor, target);
+        foreach (var worker in workers)
+        {
+            await Persist(() => worker.Moved(actor, target, version), $"tell a worker that {actor} moved");
+        }
+
+        await Persist(async () =>
+        {
+            var serving = await GrainFactory.GetGrain<IMigratingActor>(actor).WorkerIndex();
+            if (serving != target)
+            {
+                throw new SnapperException($"{actor} still answers from worker {serving}");
+            }
+        }, $"see {actor} serve from worker {target}");
+        await ReleaseEverywhereAsync(actor, migration, workers);
+        logger.LogInformation("Actor {Actor} migrated from worker {Source} to worker {Target} in {Elapsed:0.0} ms", actor, source, target,
+            System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMilliseconds);
+    }
+
+    private async Task ReleaseEverywhereAsync(GrainId actor, Guid migration, IWorkerMigrationGrain[] workers)
+    {
+        global.Release(actor, migration);
+        await Task.WhenAll(workers.Select(w => Ignore(w.Release(actor, migration))));
+    }
+
+    /// <summary>
+    /// Retries a step after the commit point until it succeeds or ExecutionTimeout passed; then logs it. A worker that
+    /// missed the move catches up from the master's directory, and a freeze left behind expires there.
+    /// </summary>
+    private async Task Persist(Func<Task> step, string what)
+    {
+        var deadline = Environment.TickCount64 + (long)_options.ExecutionTimeout.TotalMilliseconds;
+        for (var pause = 5; ; pause = Math.Min(pause * 2, 500))
+        {
+            try
+            {
+                await step().WaitAsync(_options.ExecutionTimeout);
+                return;
+            }
+            catch (Exception exception) when (Environment.TickCount64 < deadline)
+            {
+                logger.LogDebug(exception, "Could not {What} yet; retrying", what);
+                await Task.Delay(pause);
+            }
+            catch (Exception exception)
+            {
+                logger.LogError(exception, "Could not {What} within {Bound}", what, _options.ExecutionTimeout);
+                return;
+            }
+        }
+    }
+
+    private static async Task Ignore(Task task)
+    {
+        try
+        {
+            await task;
+        }
+        catch
+        {
+            // Best effort on the way back: a worker that did not hear it releases the freeze when it expires.
+        }
+    }
+
+    private static bool IsTransactionalActor(Type type)
+    {
+        for (var current = type; current is not null; current = current.BaseType)
+        {
+            if (current.IsGenericType && current.GetGenericTypeDefinition() == typeof(TransactionalActor<>))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+}

@@ -1,0 +1,135 @@
+using System.Text.Json;
+using Microsoft.Extensions.Logging;
+using Microsoft.Extensions.Options;
+using Snapper.Cluster;
+using Snapper.Hosting;
+
+namespace Snapper.Migration;
+
+/// <summary>
+/// The actors that live away from their home worker (<see cref="ActorPlacementMap.HomeOf"/>) because they were migrated,
+/// with a version that grows with every migration. The master's copy decides; every silo keeps a copy, on disk when it has
+/// a data folder (<c>placement.json</c>), so that a restarted silo places actors where they are even while the master is
+/// down. A migration commits by writing the master's copy; it then reaches every worker before the actor serves again.
+/// </summary>
+/// <remarks>
+/// A silo that was down during a migration starts with an older copy and asks the master for the current one
+/// (<see cref="MigrationDirectoryRefresher"/>). Until it has it, it may send an activation of a moved actor to the actor's
+/// old worker; that worker's copy is current (it took part in the migration), and it refuses the activation
+/// (<see cref="ActorMigratingException"/>, which clients retry), so an actor is never active on two workers.
+/// </remarks>
+internal sealed class PlacementDirectory
+{
+    private const string FileName = "placement.json";
+    private readonly ActorPlacementMap _map;
+    private readonly ILogger<PlacementDirectory> _logger;
+    private readonly string? _file;
+    private readonly object _gate = new();
+
+    public PlacementDirectory(ActorPlacementMap map, IOptions<SnapperOptions> options, ILogger<PlacementDirectory> logger)
+    {
+        _map = map;
+        _logger = logger;
+        _file = options.Value.DataFolder is { } folder ? Path.Combine(folder, FileName) : null;
+        if (_file is not null && File.Exists(_file))
+        {
+            var stored = JsonSerializer.Deserialize<StoredDirectory>(File.ReadAllBytes(_file))
+                ?? throw new SnapperException($"The placement directory {_file} is empty or damaged.");
+            Version = stored.Version;
+            foreach (var (actor, worker) in stored.Moved)
+            {
+                map.Move(GrainId.Parse(actor), worker);
+            }
+        }
+    }
+
+    /// <summary>Grows by one with every migration the master commits.</summary>
+    public long Version { get; private set; }
+
+    public DirectorySnapshot Snapshot()
+    {
+        lock (_gate)
+        {
+            return new DirectorySnapshot(Version, [.. _map.Moved.Select(e => new MovedActor(e.Key, e.Value))]);
+        }
+    }
+
+    /// <summary>On the master: commits the move of <paramref name="actor"/> (durable before this returns); the new version.</summary>
+    public long Commit(GrainId actor, int worker)
+    {
+        lock (_gate)
+        {
+            _map.Move(actor, worker);
+            Version++;
+            Persist();
+            return Version;
+        }
+    }
+
+    /// <summary>On any silo: takes a move the master committed as version <paramref name="version"/>.</summary>
+    public void Apply(GrainId actor, int worker, long version)
+    {
+        lock (_gate)
+        {
+            _map.Move(actor, worker);
+            Version = Math.Max(Version, version);
+            Persist();
+        }
+    }
+
+    /// <summary>On any silo: replaces this copy by the master's when that is newer.</summary>
+    public bool Replace(DirectorySnapshot master)
+    {
+        lock (_gate)
+        {
+            if (master.Version <= Version)
+            {
+                return false;
+            }
+
+            foreach (var actor in _map.Moved.Keys.Except(master.Moved.Select(m => m.Actor)).ToArray())
+            {
+                _map.Move(actor, _map.HomeOf(actor));
+            }
+
+            foreach (var moved in master.Moved)
+            {
+                _map.Move(moved.Actor, moved.Worker);
+            }
+
+            Version = master.Version;
+            Persist();
+            _logger.LogInformation("Placement directory updated from the master to version {Version} ({Count} moved actor(s))", Version, master.Moved.Length);
+            return true;
+        }
+    }
+
+    /// <summary>Writes the copy whole to a temporary file, flushed to disk, and renames it over the old one.</summary>
+    private void Persist()
+    {
+        if (_file is null)
+        {
+            return;
+        }
+
+        Directory.CreateDirectory(Path.GetDirectoryName(_file)!);
+        var temporary = _file + ".tmp";
+        using (var stream = new FileStream(temporary, FileMode.Create, FileAccess.Write, FileShare.None))
+        {
+            JsonSerializer.Serialize(stream, new StoredDirectory(Version, _map.Moved.ToDictionary(e => e.Key.ToString(), e => e.Value)));
+            stream.Flush(flushToDisk: true);
+        }
+
+        File.Move(temporary, _file, overwrite: true);
+    }
+
+    private sealed record StoredDirectory(long Version, Dictionary<string, int> Moved);
+}
+
+/// <summary>A copy of the placement directory as the master sends it.</summary>
+[GenerateSerializer, Immutable, Alias("snapper.migration.directory")]
+internal sealed record DirectorySnapshot([property: Id(0)] long Version, [property: Id(1)] MovedActor[] Moved);
+
+/// <summary>An actor that lives on <see cref="Worker"/> rather than its home.</summary>
+[GenerateSerializer, Immutable, Alias("snapper.migration.moved")]
+internal sealed record MovedActor([property: Id(0)] GrainId Actor, [property: Id(1)] int Worker);

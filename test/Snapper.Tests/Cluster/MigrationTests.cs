@@ -1,0 +1,285 @@
+using Microsoft.Extensions.DependencyInjection;
+using Snapper.Actors;
+using Snapper.Tests.Actors;
+using Xunit;
+using Xunit.Abstractions;
+
+namespace Snapper.Tests.Cluster;
+
+/// <summary>A plain Orleans grain: not a transactional actor, so not something Snapper migrates.</summary>
+public interface IPlainCounter : IGrainWithIntegerKey
+{
+    Task<int> Next();
+}
+
+public sealed class PlainCounter : Grain, IPlainCounter
+{
+    private int _count;
+
+    public Task<int> Next() => Task.FromResult(++_count);
+}
+
+/// <summary>
+/// Live migration on a master and two workers: an actor moves with its committed state and serves from its new worker,
+/// back and forth; bad requests change nothing; a client calling a frozen actor waits and commits once; and under a load
+/// of local and global ACTs and PACTs on the moving accounts, every acknowledged transfer is on both its accounts exactly
+/// once, no aborted one on any, and money is conserved.
+/// </summary>
+[Collection(SnapperDCollection.Name)]
+public sealed class MigrationTests(SnapperDFixture fixture, ITestOutputHelper output)
+{
+    private IBankAccount Account(long id) => fixture.Client.GetGrain<IBankAccount>(id);
+
+    private Task<AccountState> SnapshotOf(long id) => Account(id).StartTxn(Account(id).Snapshot, 0, ActorAccessInfo.Of(Account(id)));
+
+    private bool ActiveOn(int worker, long id) => fixture.WorkerServices(worker).GetRequiredService<ActorDirectory>().Contains(Account(id).GetGrainId());
+
+    [Fact]
+    public async Task An_actor_moves_with_its_committed_state_serves_from_its_new_worker_and_moves_back()
+    {
+        var a = fixture.OnWorker(0, 1)[0];
+        var b = fixture.OnWorker(1, 1)[0];
+        await Account(a).StartTxn(Account(a).Reset, 100m);
+        await Account(b).StartTxn(Account(b).Reset, 100m);
+        await Account(a).StartTxn(Account(a).Transfer, new Transfer(1, b, 10m));
+
+        await fixture.Client.MigrateAsync(Account(a), 1);
+        Assert.Equal(1, await fixture.Client.WorkerOfAsync(Account(a)));
+        Assert.True(ActiveOn(1, a));
+        Assert.False(ActiveOn(0, a));
+        var moved = await SnapshotOf(a);
+        Assert.Equal(90m, moved.Balance);
+        Assert.Equal([1L], moved.Applied);
+
+        // Now local to worker 1 with b: an ACT and a PACT between them, then one back across workers after it returns.
+        await Account(a).StartTxn(Account(a).Transfer, new Transfer(2, b, 5m));
+        await Account(b).StartTxn(Account(b).Transfer, new Transfer(3, a, 1m), ActorAccessInfo.Of(Account(b), Account(a)));
+        await fixture.Client.MigrateAsync(Account(a), 0);
+        Assert.Equal(0, await fixture.Client.WorkerOfAsync(Account(a)));
+        Assert.True(ActiveOn(0, a));
+        await Account(a).StartTxn(Account(a).Transfer, new Transfer(4, b, 1m), ActorAccessInfo.Of(Account(a), Account(b)));
+
+        Assert.Equal(90m - 5m + 1m - 1m, (await SnapshotOf(a)).Balance);
+        Assert.Equal([1L, 2L, 3L, 4L], (await SnapshotOf(a)).Applied);
+        Assert.Equal(100m + 10m + 5m - 1m + 1m, (await SnapshotOf(b)).Balance);
+    }
+
+    [Fact]
+    public async Task Bad_requests_are_refused_with_their_reason_and_change_nothing()
+    {
+        var a = fixture.OnWorker(0, 1)[0];
+        await Account(a).StartTxn(Account(a).Reset, 7m);
+
+        Assert.Equal(MigrationFailure.SameWorker, (await Assert.ThrowsAsync<MigrationException>(() => fixture.Client.MigrateAsync(Account(a), 0))).Reason);
+        Assert.Equal(MigrationFailure.UnknownWorker, (await Assert.ThrowsAsync<MigrationException>(() => fixture.Client.MigrateAsync(Account(a), 2))).Reason);
+        Assert.Equal(MigrationFailure.UnknownWorker, (await Assert.ThrowsAsync<MigrationException>(() => fixture.Client.MigrateAsync(Account(a), -1))).Reason);
+        var plain = fixture.Client.GetGrain<IPlainCounter>(ClusterFixture.NewId()).GetGrainId();
+        Assert.Equal(MigrationFailure.NotTransactionalActor,
+            (await Assert.ThrowsAsync<MigrationException>(() => fixture.Client.HelperOf(plain).Migrate(plain, 1))).Reason);
+
+        // A second request for an actor whose migration is under way (held after its freeze) is refused, not queued.
+        var frozen = new TaskCompletionSource();
+        var release = new TaskCompletionSource();
+        fixture.Hooks.AfterMigrationFreeze = actor =>
+        {
+            if (actor != Account(a).GetGrainId())
+            {
+                return null;
+            }
+
+            frozen.TrySetResult();
+            return release.Task;
+        };
+        try
+        {
+            var first = fixture.Client.MigrateAsync(Account(a), 1);
+            await frozen.Task.WaitAsync(TimeSpan.FromSeconds(30));
+            Assert.Equal(MigrationFailure.InProgress, (await Assert.ThrowsAsync<MigrationException>(() => fixture.Client.MigrateAsync(Account(a), 1))).Reason);
+            release.SetResult();
+            await first;
+        }
+        finally
+        {
+            fixture.Hooks.AfterMigrationFreeze = null;
+        }
+
+        Assert.Equal(1, await fixture.Client.WorkerOfAsync(Account(a)));
+        Assert.Equal(7m, (await SnapshotOf(a)).Balance);
+
+        // The internal entry points of a migration are closed to clients.
+        var entry = fixture.Client.GetGrain<Snapper.Migration.IMigratingActor>(Account(a).GetGrainId());
+        await Assert.ThrowsAsync<SnapperEntryPointException>(() => entry.HandOver(TimeSpan.FromSeconds(1)));
+    }
+
+    [Fact]
+    public async Task A_client_calling_a_frozen_actor_waits_and_commits_once_it_serves_from_its_new_worker()
+    {
+        var a = fixture.OnWorker(0, 1)[0];
+        var b = fixture.OnWorker(0, 1)[0];
+        var c = fixture.OnWorker(1, 1)[0];
+        foreach (var id in new[] { a, b, c })
+        {
+            await Account(id).StartTxn(Account(id).Reset, 50m);
+        }
+
+        var frozen = new TaskCompletionSource();
+        var release = new TaskCompletionSource();
+        fixture.Hooks.AfterMigrationFreeze = actor =>
+        {
+            if (actor != Account(a).GetGrainId())
+            {
+                return null;
+            }
+
+            frozen.TrySetResult();
+            return release.Task;
+        };
+        try
+        {
+            var migration = fixture.Client.MigrateAsync(Account(a), 1);
+            await frozen.Task.WaitAsync(TimeSpan.FromSeconds(30));
+
+            // While a is frozen: an ACT starting on it, a PACT starting on it, and a PACT from b that declares it (held in
+            // ordering) and one from c across workers (held by the master). None may run before the move completes.
+            var act = Account(a).StartTxn(Account(a).Transfer, new Transfer(11, b, 1m));
+            var pactOnA = Account(a).StartTxn(Account(a).Transfer, new Transfer(12, c, 1m), ActorAccessInfo.Of(Account(a), Account(c)));
+            var localPact = Account(b).StartTxn(Account(b).Transfer, new Transfer(13, a, 2m), ActorAccessInfo.Of(Account(b), Account(a)));
+            var globalPact = Account(c).StartTxn(Account(c).Transfer, new Transfer(14, a, 3m), ActorAccessInfo.Of(Account(c), Account(a)));
+            var unrelated = Account(b).StartTxn(Account(b).Transfer, new Transfer(15, c, 4m), ActorAccessInfo.Of(Account(b), Account(c)));
+
+            // Other actors' PACTs keep flowing while a is frozen.
+            await unrelated.WaitAsync(TimeSpan.FromSeconds(30));
+            Assert.Equal([15L], (await SnapshotOf(b)).Applied);
+            Assert.False(act.IsCompleted || pactOnA.IsCompleted || localPact.IsCompleted || globalPact.IsCompleted);
+
+            release.SetResult();
+            await migration;
+            await Task.WhenAll(act, pactOnA, localPact, globalPact).WaitAsync(TimeSpan.FromSeconds(60));
+        }
+        finally
+        {
+            fixture.Hooks.AfterMigrationFreeze = null;
+            release.TrySetResult();
+        }
+
+        var after = await SnapshotOf(a);
+        Assert.Equal(50m - 1m - 1m + 2m + 3m, after.Balance);
+        Assert.Equal([11L, 12L, 13L, 14L], after.Applied.Order());
+        Assert.Equal(1, await fixture.Client.WorkerOfAsync(Account(a)));
+    }
+
+    [Fact]
+    public async Task Under_a_load_of_acts_and_pacts_every_acknowledged_transfer_is_applied_exactly_once_while_accounts_move()
+    {
+        const int Accounts = 8;
+        var ids = fixture.OnWorker(0, Accounts / 2).Concat(fixture.OnWorker(1, Accounts / 2)).ToArray();
+        foreach (var id in ids)
+        {
+            await Account(id).StartTxn(Account(id).Reset, 1_000m);
+        }
+
+        var acknowledged = new System.Collections.Concurrent.ConcurrentDictionary<long, (long From, long To)>();
+        var aborted = new System.Collections.Concurrent.ConcurrentBag<long>();
+        var reasons = new System.Collections.Concurrent.ConcurrentBag<AbortReason>();
+        var nextOp = 1000L;
+        using var stop = new CancellationTokenSource();
+
+        async Task ClientAsync(int seed)
+        {
+            var random = new Random(seed);
+            while (!stop.IsCancellationRequested)
+            {
+                var from = ids[random.Next(ids.Length)];
+                var to = ids[random.Next(ids.Length)];
+                if (from == to)
+                {
+                    continue;
+                }
+
+                var op = Interlocked.Increment(ref nextOp);
+                try
+                {
+                    if (random.Next(2) == 0)
+                    {
+                        await Account(from).StartTxn(Account(from).Transfer, new Transfer(op, to, 1m));
+                    }
+                    else
+                    {
+                        await Account(from).StartTxn(Account(from).Transfer, new Transfer(op, to, 1m), ActorAccessInfo.Of(Account(from), Account(to)));
+                    }
+
+                    acknowledged[op] = (from, to);
+                }
+                catch (TransactionAbortedException abort)
+                {
+                    aborted.Add(op);
+                    reasons.Add(abort.Reason);
+                }
+            }
+        }
+
+        var clients = Enumerable.Range(1, 6).Select(seed => Task.Run(() => ClientAsync(seed))).ToArray();
+
+        // Half the accounts go to the other worker and back, three times over, while the clients run.
+        var movers = ids.Where((_, i) => i % 2 == 0).ToArray();
+        var moves = 0;
+        for (var round = 0; round < 3; round++)
+        {
+            foreach (var id in movers)
+            {
+                var there = await fixture.Client.WorkerOfAsync(Account(id));
+                await fixture.Client.MigrateAsync(Account(id), 1 - there);
+                moves++;
+            }
+        }
+
+        await stop.CancelAsync();
+        await Task.WhenAll(clients).WaitAsync(TimeSpan.FromSeconds(120));
+        output.WriteLine($"{moves} migrations, {acknowledged.Count} transfers committed, {aborted.Count} aborted: " +
+            string.Join(", ", reasons.GroupBy(r => r).Select(g => $"{g.Key} {g.Count()}")));
+        Assert.True(acknowledged.Count > 0);
+
+        // A transaction that met a moving actor was submitted again by StartTxn, invisibly: none aborted because of it.
+        Assert.DoesNotContain(AbortReason.ActorMigrating, reasons);
+
+        var states = new Dictionary<long, AccountState>();
+        foreach (var id in ids)
+        {
+            states[id] = await SnapshotOf(id);
+        }
+
+        foreach (var (op, (from, to)) in acknowledged)
+        {
+            Assert.Equal(1, states[from].Applied.Count(applied => applied == op));
+            Assert.Equal(1, states[to].Applied.Count(applied => applied == op));
+        }
+
+        foreach (var op in aborted)
+        {
+            Assert.DoesNotContain(ids, id => states[id].Applied.Contains(op));
+        }
+
+        Assert.Equal(Accounts * 1_000m, states.Values.Sum(s => s.Balance));
+    }
+
+    [Theory]
+    [InlineData(91, 0.5)]
+    [InlineData(92, 0.9)]
+    public Task Random_hybrid_histories_stay_serializable_while_their_hot_actors_move_back_and_forth(int seed, double pactFraction) =>
+        Serializability.RandomRuns.RunAndCheck(fixture.Client, output, seed, Serializability.RandomRuns.Hybrid(pactFraction), async (hot, ended) =>
+        {
+            var moves = 0;
+            while (!ended.IsCancellationRequested)
+            {
+                foreach (var id in hot)
+                {
+                    var actor = fixture.Client.GetGrain<Serializability.IHistoryActor>(id);
+                    await fixture.Client.MigrateAsync(actor, 1 - await fixture.Client.WorkerOfAsync(actor));
+                    moves++;
+                }
+            }
+
+            output.WriteLine($"seed {seed}: {moves} migrations of the {hot.Length} hot actors during the run");
+            Assert.True(moves >= hot.Length);
+        });
+}
