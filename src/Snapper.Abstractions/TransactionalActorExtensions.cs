@@ -75,7 +75,8 @@ public static class TransactionalActorExtensions
     }
 
     /// <summary>
-    /// Runs <paramref name="attempt"/> again while it fails only because an actor is moving, with a short growing pause,
+    /// Runs <paramref name="attempt"/> again while it fails only because an actor is moving (or Orleans could not deliver the
+    /// call to an activation that was moving), with a short growing pause,
     /// until <see cref="MigrationRetryBound"/>: a migration is invisible to the caller unless it takes longer.
     /// </summary>
     private static async Task<TResult> RetryWhileMigratingAsync<TResult>(Func<Task<TResult>> attempt)
@@ -88,7 +89,9 @@ public static class TransactionalActorExtensions
             {
                 return await attempt();
             }
-            catch (Exception exception) when (exception is ActorMigratingException or TransactionAbortedException { Reason: AbortReason.ActorMigrating }
+            // Orleans rejects (never runs) a call it forwarded too often while the actor's activation moved between silos.
+            catch (Exception exception) when (exception is ActorMigratingException or OrleansMessageRejectionException
+                    or TransactionAbortedException { Reason: AbortReason.ActorMigrating }
                 && Environment.TickCount64 - started < (long)MigrationRetryBound.TotalMilliseconds)
             {
                 await Task.Delay(pause);

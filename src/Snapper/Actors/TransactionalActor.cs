@@ -549,6 +549,10 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         TransactionAbortedException aborted when aborted.Tid == tid => aborted,
         TransactionNotActiveException or TransactionalMethodNotFoundException or TransactionInputException or KeyNotAcquiredException or DependencyException =>
             new TransactionAbortedException(tid, AbortReason.InvalidCall, exception.Message, exception),
+        // Orleans rejects a call it could not deliver (it never ran): while an actor's activation moves between silos,
+        // callers with an old address are forwarded a bounded number of times and then rejected.
+        ActorMigratingException or OrleansMessageRejectionException =>
+            new TransactionAbortedException(tid, AbortReason.ActorMigrating, $"the call did not reach the actor's activation ({exception.Message}).", exception),
         _ when _runtime.CanTravel(exception) =>
             new TransactionAbortedException(tid, AbortReason.UserException, $"{exception.GetType().Name}: {exception.Message}", exception),
         _ => new TransactionAbortedException(tid, $"{exception.GetType().Name}: {exception.Message}", exception.GetType().FullName!),

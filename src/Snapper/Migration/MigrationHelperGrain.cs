@@ -95,7 +95,9 @@ internal sealed class MigrationHelperGrain(
                 await held;
             }
 
-            var state = await workers[source].HandOver(actor, sentToSource, bound).WaitAsync(2 * bound);
+            // Work in flight ends within ExecutionTimeout (a batch or ACT running longer is aborted by its own watchdog),
+            // so twice that is enough for it to end either way.
+            var state = await workers[source].HandOver(actor, sentToSource, 2 * bound).WaitAsync(3 * bound);
             await workers[target].Accept(actor, state).WaitAsync(bound);
         }
         catch (Exception exception)

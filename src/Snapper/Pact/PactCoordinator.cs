@@ -57,7 +57,8 @@ internal sealed class PendingPact(ActorAccessInfo accessInfo)
 }
 
 /// <summary>
-/// A submission drained into a batch while an actor it declares was frozen for a migration: it was not emitted, and its
-/// submitter waits for the migration and routes it again (<see cref="PactService.SubmitAsync"/>). Never leaves the silo.
+/// A submission drained into a batch while an actor it declares was frozen for a migration, or after one moved to another
+/// worker: it was not emitted, and its submitter waits for the migration and routes it again
+/// (<see cref="PactService.SubmitAsync"/>). Never leaves the silo.
 /// </summary>
 internal sealed class MigrationReroute() : Exception("an actor it declares is being migrated");

@@ -134,15 +134,17 @@ internal sealed partial class PactService
 
             lock (_gate)
             {
-                // Checked under the lock a freeze takes (Freeze): a PACT declaring a frozen actor is not emitted here.
-                if (_migrations.IsEmpty || !pacts.Any(pact => _migrations.AnyFrozen(pact.AccessInfo.Accesses.Keys)))
+                // Checked under the lock a freeze takes (Freeze): a PACT declaring a frozen actor is not emitted here, nor
+                // one that was local when it was submitted but declares an actor that has moved away since (a migration
+                // flips the map before it releases the freeze, so a PACT that waited in the ring sees the new map here).
+                if (!pacts.Any(MustReroute))
                 {
                     Register(new PactBatch(bid, bid + pacts.Count - 1, [.. subBatches.Keys]), subBatches, token);
                     break;
                 }
             }
 
-            foreach (var held in pacts.Where(pact => _migrations.AnyFrozen(pact.AccessInfo.Accesses.Keys)).ToArray())
+            foreach (var held in pacts.Where(MustReroute).ToArray())
             {
                 held.Ticket.TrySetException(new MigrationReroute());
                 pacts.Remove(held);
@@ -165,6 +167,10 @@ internal sealed partial class PactService
             }
         }
     }
+
+    /// <summary>Whether a drained PACT must go back to its submitter to be routed again (see <see cref="MigrationReroute"/>).</summary>
+    private bool MustReroute(PendingPact pact) =>
+        (!_migrations.IsEmpty && _migrations.AnyFrozen(pact.AccessInfo.Accesses.Keys)) || (IsClustered && !IsLocal(pact.AccessInfo));
 
     /// <summary>
     /// Registers an emitted batch and delivers its sub-batches, each with the actor's prev_bid from the token (under
