@@ -90,7 +90,7 @@ public static class TransactionalActorExtensions
                 return await attempt();
             }
             // Orleans rejects (never runs) a call it forwarded too often while the actor's activation moved between silos.
-            catch (Exception exception) when (exception is ActorMigratingException or OrleansMessageRejectionException
+            catch (Exception exception) when (exception is ActorMigratingException or (OrleansMessageRejectionException and not SiloUnavailableException)
                     or TransactionAbortedException { Reason: AbortReason.ActorMigrating }
                 && Environment.TickCount64 - started < (long)MigrationRetryBound.TotalMilliseconds)
             {

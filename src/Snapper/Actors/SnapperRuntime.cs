@@ -23,7 +23,8 @@ internal sealed class SnapperRuntime(
     Cluster.ActorPlacementMap placement,
     SnapperTestHooks testHooks,
     Migration.MigrationGate migrations,
-    Migration.MigrationInbox inbox)
+    Migration.MigrationInbox inbox,
+    Migration.PlacementDirectory directory)
 {
     public SnapperOptions Options { get; } = options.Value;
 
@@ -46,6 +47,12 @@ internal sealed class SnapperRuntime(
     /// <summary>Actors frozen for a migration, as this silo sees them.</summary>
     public Migration.MigrationGate Migrations { get; } = migrations;
 
+    /// <summary>Where actors live: their home, or their worker after a migration.</summary>
+    public Cluster.ActorPlacementMap Placement { get; } = placement;
+
+    /// <summary>This silo's copy of the directory of migrated actors.</summary>
+    public Migration.PlacementDirectory Directory { get; } = directory;
+
     /// <summary>States of actors migrating to this worker, for their first activation here.</summary>
     public Migration.MigrationInbox Inbox { get; } = inbox;
 
@@ -53,7 +60,7 @@ internal sealed class SnapperRuntime(
     /// Whether <paramref name="actor"/> may serve from this silo: always embedded; in a cluster, when this worker is the
     /// one the placement map names (after a migration committed, the old worker's activation serves nothing more).
     /// </summary>
-    public bool ServesHere(GrainId actor) => !placement.Clustered || (Options.Role == SiloRole.Worker && placement.WorkerOf(actor) == Options.WorkerIndex);
+    public bool ServesHere(GrainId actor) => !Placement.Clustered || (Options.Role == SiloRole.Worker && Placement.WorkerOf(actor) == Options.WorkerIndex);
 
     /// <summary>Test-only switches (all off outside tests).</summary>
     public SnapperTestHooks TestHooks { get; } = testHooks;
@@ -84,7 +91,7 @@ internal sealed class SnapperRuntime(
     /// is placed on another worker. Its prepared state is then logged on its own silo (see <see cref="Logging.LoggedTxnKind.RemoteAct"/>).
     /// </summary>
     public bool DecidedElsewhere(GrainId participant, GrainId firstActor) =>
-        placement.Clustered && placement.WorkerOf(participant) != placement.WorkerOf(firstActor);
+        Placement.Clustered && Placement.WorkerOf(participant) != Placement.WorkerOf(firstActor);
 
     public IActParticipant Participant(GrainId actor) => grainFactory.GetGrain<IActParticipant>(actor);
 

@@ -57,7 +57,13 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         _self = this.GetGrainId();
 
         // An activation placed by a silo whose copy of the placement directory is older than this one's (it was down
-        // during a migration): the actor lives on another worker, and must never be active on two.
+        // during a migration): the actor lives on another worker, and must never be active on two. A worker that just
+        // started checks its own copy against the master's first.
+        if (_runtime.Placement.Clustered)
+        {
+            await _runtime.Directory.WhenReadAsync(_runtime.Options.ExecutionTimeout);
+        }
+
         if (!_runtime.ServesHere(_self))
         {
             throw new ActorMigratingException(_self.ToString());
@@ -89,17 +95,19 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     private Actors.ActorCore<TState> CreateCore()
     {
         var logger = ServiceProvider.GetRequiredService<ILoggerFactory>().CreateLogger(GetType());
-        if (_rehydrated is { } moved)
-        {
-            _runtime.Inbox.Drop(_self);
-            return new Actors.ActorCore<TState>(_self, _runtime, logger, moved.State, moved.Seq, KeyLevelConcurrency);
-        }
-
-        // Handed over by a live migration whose state did not ride along with Orleans' migration of the activation
-        // (the old activation was gone): the same state, which this worker logged when it accepted it.
+        // Handed over by a live migration: the state this worker logged when it accepted it, restored as recovery would
+        // restore it (a key-value state then knows its base is in this log). Orleans' migration brings the same state
+        // along when the old activation was still there; the accepted one is preferred, being the logged one.
         if (_runtime.Inbox.TryTake(_self, out var arrived))
         {
-            return new Actors.ActorCore<TState>(_self, _runtime, logger, _runtime.Deserialize<TState>(arrived.State), arrived.Seq, KeyLevelConcurrency);
+            var image = arrived.Incremental ? Logging.KeyedEntries.Apply(null, [arrived.LogPayload]) : arrived.LogPayload;
+            return new Actors.ActorCore<TState>(_self, _runtime, logger, RestoreState(new Logging.RecoveredActor(image, arrived.Seq, arrived.Seq, arrived.Incremental)),
+                arrived.Seq, KeyLevelConcurrency);
+        }
+
+        if (_rehydrated is { } moved)
+        {
+            return new Actors.ActorCore<TState>(_self, _runtime, logger, moved.State, moved.Seq, KeyLevelConcurrency);
         }
 
         var recovered = _runtime.Log.Enabled ? _runtime.Log.Recovered(_self) : null;
@@ -421,6 +429,9 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             throw new TransactionAbortedException(0, AbortReason.OrderingFailed, $"it could not get a transaction id: {exception.Message}");
         }
 
+        // Again with no await before Begin: a freeze that came during the awaits above must see this ACT (a migration
+        // hands the actor over only once no ACT runs on it), or this ACT must see the freeze.
+        RefuseWhileMigrating();
         var txn = Participant.Begin(context, isRoot: true);
         var (result, failure) = await RunMethodAsync(txn, method, input, _runtime.Options.ExecutionTimeout);
         SnapperException? outcome = failure ?? await _core.Coordinator.CommitAsync(txn);
@@ -551,7 +562,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             new TransactionAbortedException(tid, AbortReason.InvalidCall, exception.Message, exception),
         // Orleans rejects a call it could not deliver (it never ran): while an actor's activation moves between silos,
         // callers with an old address are forwarded a bounded number of times and then rejected.
-        ActorMigratingException or OrleansMessageRejectionException =>
+        ActorMigratingException or OrleansMessageRejectionException and not SiloUnavailableException =>
             new TransactionAbortedException(tid, AbortReason.ActorMigrating, $"the call did not reach the actor's activation ({exception.Message}).", exception),
         _ when _runtime.CanTravel(exception) =>
             new TransactionAbortedException(tid, AbortReason.UserException, $"{exception.GetType().Name}: {exception.Message}", exception),

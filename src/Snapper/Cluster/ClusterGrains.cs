@@ -8,7 +8,7 @@ namespace Snapper.Cluster;
 [Reentrant, KeepAlive, MasterPlacement]
 internal sealed class GlobalCoordinatorGrain(GlobalPactService service) : SnapperSystemGrain, IGlobalCoordinatorGrain
 {
-    public Task<GlobalTicket> Submit(ActorAccessInfo accessInfo) => service.SubmitAsync(accessInfo);
+    public Task<GlobalTicket> Submit(ActorAccessInfo accessInfo, GrainId root) => service.SubmitAsync(accessInfo, root);
 
     public Task Vote(long gbid, int worker)
     {

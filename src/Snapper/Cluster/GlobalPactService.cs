@@ -102,9 +102,9 @@ internal sealed class GlobalPactService : IDisposable
     }
 
     /// <summary>Orders a global PACT; completes when its global batch was handed to the workers' delivery pumps.</summary>
-    public async Task<GlobalTicket> SubmitAsync(ActorAccessInfo accessInfo)
+    public async Task<GlobalTicket> SubmitAsync(ActorAccessInfo accessInfo, GrainId root)
     {
-        var pending = new PendingGlobal(accessInfo);
+        var pending = new PendingGlobal(accessInfo, root);
         lock (_gate)
         {
             _pending.Add(pending);
@@ -214,7 +214,17 @@ internal sealed class GlobalPactService : IDisposable
                 foreach (var frozen in pacts.Where(pact => _migrations.AnyFrozen(pact.AccessInfo.Accesses.Keys)).ToArray())
                 {
                     pacts.Remove(frozen);
-                    _held.Add(frozen);
+                    if (_migrations.IsFrozen(frozen.Root))
+                    {
+                        // Its first actor is the one moving: that actor's activation waits for this answer, and the
+                        // migration waits for the activation to go idle. Refused at once; the client submits it again.
+                        frozen.Ticket.TrySetException(new TransactionAbortedException(0, AbortReason.ActorMigrating,
+                            $"its first actor {frozen.Root} is being moved to another worker; nothing of it ran."));
+                    }
+                    else
+                    {
+                        _held.Add(frozen);
+                    }
                 }
 
                 if (pacts.Count == 0)
@@ -281,6 +291,15 @@ internal sealed class GlobalPactService : IDisposable
         lock (_gate)
         {
             _migrations.Freeze(actor, migration);
+
+            // Held PACTs whose first actor is this one are refused now (see Emit): its activation waits for them.
+            foreach (var rooted in _held.Where(pact => pact.Root == actor).ToArray())
+            {
+                _held.Remove(rooted);
+                rooted.Ticket.TrySetException(new TransactionAbortedException(0, AbortReason.ActorMigrating,
+                    $"its first actor {actor} is being moved to another worker; nothing of it ran."));
+            }
+
             return _prevGbid.GetValueOrDefault(worker, -1);
         }
     }
@@ -612,9 +631,12 @@ internal sealed class GlobalPactService : IDisposable
         }
     }
 
-    private sealed class PendingGlobal(ActorAccessInfo accessInfo)
+    private sealed class PendingGlobal(ActorAccessInfo accessInfo, GrainId root)
     {
         public ActorAccessInfo AccessInfo { get; } = accessInfo;
+
+        /// <summary>The PACT's first actor, whose activation waits for this submission.</summary>
+        public GrainId Root { get; } = root;
 
         public TaskCompletionSource<GlobalTicket> Ticket { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
     }

@@ -7,7 +7,7 @@ namespace Snapper.Cluster;
 internal interface IGlobalCoordinatorGrain : IGrainWithIntegerKey
 {
     /// <summary>Orders a PACT whose actors span workers; completes when its global batch was sent to every worker it touches.</summary>
-    Task<GlobalTicket> Submit(ActorAccessInfo accessInfo);
+    Task<GlobalTicket> Submit(ActorAccessInfo accessInfo, GrainId root);
 
     /// <summary>Worker <paramref name="worker"/>'s part of global batch <paramref name="gbid"/> completed and may commit.</summary>
     [OneWay]

@@ -6,7 +6,8 @@ namespace Snapper.Migration;
 
 /// <summary>
 /// On a worker: takes the master's placement directory when the silo starts (it may have missed migrations while it was
-/// down), and releases freezes whose migration helper went silent (the master crashed mid-migration), after taking the
+/// down; actors do not activate here before, see <see cref="PlacementDirectory.WhenReadAsync"/>) and every
+/// ExecutionTimeout after, and releases freezes whose migration helper went silent (the master crashed mid-migration), after taking the
 /// master's directory again so that the release follows whatever the migration committed. Retries while the master is
 /// unreachable; its own copy (on disk) serves meanwhile.
 /// </summary>
@@ -47,16 +48,16 @@ internal sealed class MigrationDirectoryRefresher(
         {
             try
             {
+                // Read every round (one small call per ExecutionTimeout): a worker that missed a move while it was up
+                // (the helper could not tell it) learns it here; it stayed frozen for that actor meanwhile.
                 var stale = gate.FrozenLongerThan(StaleFreeze);
-                if (!refreshed || stale.Count > 0)
+                directory.Replace(await grains.GetGrain<IPlacementDirectoryGrain>(0).Snapshot().WaitAsync(_options.ExecutionTimeout, stopping));
+                directory.MarkRead();
+                refreshed = true;
+                foreach (var (actor, migration) in stale)
                 {
-                    directory.Replace(await grains.GetGrain<IPlacementDirectoryGrain>(0).Snapshot().WaitAsync(_options.ExecutionTimeout, stopping));
-                    refreshed = true;
-                    foreach (var (actor, migration) in stale)
-                    {
-                        logger.LogWarning("Actor {Actor} was frozen for a migration longer than {Bound}; its helper went silent, released by the master's directory", actor, StaleFreeze);
-                        gate.Release(actor, migration);
-                    }
+                    logger.LogWarning("Actor {Actor} was frozen for a migration longer than {Bound}; its helper went silent, released by the master's directory", actor, StaleFreeze);
+                    gate.Release(actor, migration);
                 }
             }
             catch (Exception exception) when (!stopping.IsCancellationRequested)

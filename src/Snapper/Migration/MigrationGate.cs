@@ -39,8 +39,20 @@ internal sealed class MigrationGate
         return false;
     }
 
-    /// <summary>Freezes <paramref name="actor"/> for migration <paramref name="migration"/> (again: nothing changes).</summary>
-    public void Freeze(GrainId actor, Guid migration) => _frozen.GetOrAdd(actor, _ => new Frozen(migration));
+    /// <summary>
+    /// Freezes <paramref name="actor"/> for migration <paramref name="migration"/> (again: nothing changes). A freeze left
+    /// by an earlier migration whose release never came is taken over: its waiters look again and wait for this one.
+    /// </summary>
+    public void Freeze(GrainId actor, Guid migration) => _frozen.AddOrUpdate(actor, _ => new Frozen(migration), (_, old) =>
+    {
+        if (old.Migration == migration)
+        {
+            return old;
+        }
+
+        old.Released.TrySetResult();
+        return new Frozen(migration);
+    });
 
     /// <summary>Releases <paramref name="actor"/> if migration <paramref name="migration"/> froze it; waiters go on.</summary>
     public void Release(GrainId actor, Guid migration)

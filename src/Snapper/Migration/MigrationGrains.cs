@@ -23,10 +23,10 @@ internal interface IWorkerMigrationGrain : IGrainWithIntegerKey
     Task<MigratedState> HandOver(GrainId actor, long mergedUpTo, TimeSpan bound);
 
     /// <summary>On the new worker: logs the actor's state as a committed version (durable before this returns) and keeps it for its activation.</summary>
-    Task Accept(GrainId actor, MigratedState state);
+    Task Accept(GrainId actor, Guid migration, MigratedState state);
 
-    /// <summary>On the new worker, when a migration is rolled back: forgets the state <see cref="Accept"/> kept.</summary>
-    Task Drop(GrainId actor);
+    /// <summary>On the new worker, when a migration is rolled back: forgets the state <see cref="Accept"/> kept (or will keep).</summary>
+    Task Drop(GrainId actor, Guid migration);
 
     /// <summary>The master committed the move (directory version <paramref name="version"/>); the old worker lets the actor's activation go.</summary>
     Task Moved(GrainId actor, int worker, long version);
@@ -79,7 +79,7 @@ internal sealed class WorkerMigrationGrain(
         return await GrainFactory.GetGrain<IMigratingActor>(actor).HandOver(bound);
     }
 
-    public async Task Accept(GrainId actor, MigratedState state)
+    public async Task Accept(GrainId actor, Guid migration, MigratedState state)
     {
         // A core left from an earlier stay here is stale: the actor's next activation here starts from this state.
         actors.Remove(actor);
@@ -92,12 +92,12 @@ internal sealed class WorkerMigrationGrain(
                 [LogRecord.StateWritten(LoggedTxnKind.Act, tid, actor, state.Seq, new LoggedState(state.LogPayload, state.Incremental)), LogRecord.Committed(LoggedTxnKind.Act, tid)]);
         }
 
-        inbox.Put(actor, state);
+        inbox.Put(actor, migration, state);
     }
 
-    public Task Drop(GrainId actor)
+    public Task Drop(GrainId actor, Guid migration)
     {
-        inbox.Drop(actor);
+        inbox.Drop(actor, migration);
         return Task.CompletedTask;
     }
 

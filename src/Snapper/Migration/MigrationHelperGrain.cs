@@ -54,7 +54,7 @@ internal sealed class MigrationHelperGrain(
             throw new MigrationException(name, MigrationFailure.UnknownWorker, $"the cluster has workers 0 to {map.Workers - 1}.");
         }
 
-        if (!classes.TryGetGrainClass(actor.Type, out var grainClass) || !IsTransactionalActor(grainClass))
+        if (!classes.TryGetGrainClass(actor.Type, out var grainClass) || !Actors.TransactionalActorClassCheck.IsTransactionalActorClass(grainClass))
         {
             throw new MigrationException(name, MigrationFailure.NotTransactionalActor, $"grain type {actor.Type} is not a TransactionalActor or KeyValueActor.");
         }
@@ -98,12 +98,12 @@ internal sealed class MigrationHelperGrain(
             // Work in flight ends within ExecutionTimeout (a batch or ACT running longer is aborted by its own watchdog),
             // so twice that is enough for it to end either way.
             var state = await workers[source].HandOver(actor, sentToSource, 2 * bound).WaitAsync(3 * bound);
-            await workers[target].Accept(actor, state).WaitAsync(bound);
+            await workers[target].Accept(actor, migration, state).WaitAsync(bound);
         }
         catch (Exception exception)
         {
             await ReleaseEverywhereAsync(actor, migration, workers);
-            await Ignore(workers[target].Drop(actor));
+            await Ignore(workers[target].Drop(actor, migration));
             logger.LogWarning(exception, "Migration of {Actor} from worker {Source} to {Target} rolled back", actor, source, target);
             throw exception as MigrationException
                 ?? new MigrationException(actor.ToString(), MigrationFailure.RolledBack, $"{exception.GetType().Name}: {exception.Message}");
@@ -111,9 +111,16 @@ internal sealed class MigrationHelperGrain(
 
         // The commit point: from here on the migration completes whatever fails.
         var version = directory.Commit(actor, target);
-        foreach (var worker in workers)
+        // The old worker last: its part lets the activation go, and the new one must be placed on a worker that already
+        // knows it lives there (an activation on a worker whose map says otherwise is refused, and Orleans' migration of
+        // the activation would fail and stall the calls waiting for it).
+        var told = new List<IWorkerMigrationGrain>();
+        foreach (var worker in workers.Where((_, index) => index != source).Append(workers[source]))
         {
-            await Persist(() => worker.Moved(actor, target, version), $"tell a worker that {actor} moved");
+            if (await Persist(() => worker.Moved(actor, target, version), $"tell a worker that {actor} moved"))
+            {
+                told.Add(worker);
+            }
         }
 
         await Persist(async () =>
@@ -124,7 +131,10 @@ internal sealed class MigrationHelperGrain(
                 throw new SnapperException($"{actor} still answers from worker {serving}");
             }
         }, $"see {actor} serve from worker {target}");
-        await ReleaseEverywhereAsync(actor, migration, workers);
+
+        // Only workers that learned the move are released: one that did not stays frozen until it has read the master's
+        // directory (MigrationDirectoryRefresher), so it never orders the actor by its old place.
+        await ReleaseEverywhereAsync(actor, migration, [.. told]);
         logger.LogInformation("Actor {Actor} migrated from worker {Source} to worker {Target} in {Elapsed:0.0} ms", actor, source, target,
             System.Diagnostics.Stopwatch.GetElapsedTime(started).TotalMilliseconds);
     }
@@ -136,10 +146,10 @@ internal sealed class MigrationHelperGrain(
     }
 
     /// <summary>
-    /// Retries a step after the commit point until it succeeds or ExecutionTimeout passed; then logs it. A worker that
-    /// missed the move catches up from the master's directory, and a freeze left behind expires there.
+    /// Retries a step after the commit point until it succeeds or ExecutionTimeout passed; then logs it and says so. A
+    /// worker that missed the move catches up from the master's directory, and only then releases its freeze.
     /// </summary>
-    private async Task Persist(Func<Task> step, string what)
+    private async Task<bool> Persist(Func<Task> step, string what)
     {
         var deadline = Environment.TickCount64 + (long)_options.ExecutionTimeout.TotalMilliseconds;
         for (var pause = 5; ; pause = Math.Min(pause * 2, 500))
@@ -147,7 +157,7 @@ internal sealed class MigrationHelperGrain(
             try
             {
                 await step().WaitAsync(_options.ExecutionTimeout);
-                return;
+                return true;
             }
             catch (Exception exception) when (Environment.TickCount64 < deadline)
             {
@@ -157,7 +167,7 @@ internal sealed class MigrationHelperGrain(
             catch (Exception exception)
             {
                 logger.LogError(exception, "Could not {What} within {Bound}", what, _options.ExecutionTimeout);
-                return;
+                return false;
             }
         }
     }
@@ -172,18 +182,5 @@ internal sealed class MigrationHelperGrain(
         {
             // Best effort on the way back: a worker that did not hear it releases the freeze when it expires.
         }
-    }
-
-    private static bool IsTransactionalActor(Type type)
-    {
-        for (var current = type; current is not null; current = current.BaseType)
-        {
-            if (current.IsGenericType && current.GetGenericTypeDefinition() == typeof(TransactionalActor<>))
-            {
-                return true;
-            }
-        }
-
-        return false;
     }
 }

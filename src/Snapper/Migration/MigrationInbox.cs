@@ -9,13 +9,50 @@ namespace Snapper.Migration;
 /// </summary>
 internal sealed class MigrationInbox
 {
-    private readonly ConcurrentDictionary<GrainId, MigratedState> _arrived = new();
+    private readonly ConcurrentDictionary<GrainId, (Guid Migration, MigratedState State)> _arrived = new();
 
-    public void Put(GrainId actor, MigratedState state) => _arrived[actor] = state;
+    // Migrations rolled back, newest last, so that an acceptance that finishes after its rollback keeps nothing.
+    private readonly Queue<Guid> _dropped = new();
+    private readonly object _gate = new();
 
-    public bool TryTake(GrainId actor, out MigratedState state) => _arrived.TryRemove(actor, out state!);
+    public void Put(GrainId actor, Guid migration, MigratedState state)
+    {
+        lock (_gate)
+        {
+            if (!_dropped.Contains(migration))
+            {
+                _arrived[actor] = (migration, state);
+            }
+        }
+    }
 
-    public void Drop(GrainId actor) => _arrived.TryRemove(actor, out _);
+    public bool TryTake(GrainId actor, out MigratedState state)
+    {
+        var taken = _arrived.TryRemove(actor, out var entry);
+        state = entry.State;
+        return taken;
+    }
+
+    /// <summary>Forgets the state of <paramref name="actor"/> (its activation started from another source).</summary>
+    public void Forget(GrainId actor) => _arrived.TryRemove(actor, out _);
+
+    /// <summary>Migration <paramref name="migration"/> was rolled back: its state is not kept, now or if it arrives later.</summary>
+    public void Drop(GrainId actor, Guid migration)
+    {
+        lock (_gate)
+        {
+            _dropped.Enqueue(migration);
+            if (_dropped.Count > 256)
+            {
+                _dropped.Dequeue();
+            }
+
+            if (_arrived.TryGetValue(actor, out var entry) && entry.Migration == migration)
+            {
+                _arrived.TryRemove(actor, out _);
+            }
+        }
+    }
 }
 
 /// <summary>

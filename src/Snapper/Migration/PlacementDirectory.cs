@@ -31,6 +31,11 @@ internal sealed class PlacementDirectory
         _map = map;
         _logger = logger;
         _file = options.Value.DataFolder is { } folder ? Path.Combine(folder, FileName) : null;
+        if (options.Value.Role != SiloRole.Worker)
+        {
+            MarkRead();
+        }
+
         if (_file is not null && File.Exists(_file))
         {
             var stored = JsonSerializer.Deserialize<StoredDirectory>(File.ReadAllBytes(_file))
@@ -45,6 +50,30 @@ internal sealed class PlacementDirectory
 
     /// <summary>Grows by one with every migration the master commits.</summary>
     public long Version { get; private set; }
+
+    // Completed on the master and embedded silos at once, on a worker once it has read the master's copy.
+    private readonly TaskCompletionSource _read = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    /// <summary>Marks this copy as checked against the master's since the silo started.</summary>
+    public void MarkRead() => _read.TrySetResult();
+
+    /// <summary>
+    /// Completes once this copy was checked against the master's since the silo started (at once on the master and on an
+    /// embedded silo). A restarted worker may have missed a migration while it was down, and must not activate an actor
+    /// that lives elsewhere by its older copy: its actors activate only after this, or fail with
+    /// <see cref="WorkerUnavailableException"/> while the master cannot be reached.
+    /// </summary>
+    public async Task WhenReadAsync(TimeSpan bound)
+    {
+        try
+        {
+            await _read.Task.WaitAsync(bound);
+        }
+        catch (TimeoutException)
+        {
+            throw new WorkerUnavailableException("master", $"this worker has not been able to read the master's placement directory since it started ({bound}).");
+        }
+    }
 
     public DirectorySnapshot Snapshot()
     {

@@ -58,12 +58,12 @@ internal sealed partial class PactService
     }
 
     /// <summary>A PACT spanning workers: ordered by the master, then merged here; the ticket holds its global tid and local bid.</summary>
-    private async Task<PactTicket> SubmitGlobalAsync(ActorAccessInfo accessInfo)
+    private async Task<PactTicket> SubmitGlobalAsync(GrainId root, ActorAccessInfo accessInfo)
     {
         GlobalTicket global;
         try
         {
-            global = await _grains.GetGrain<IGlobalCoordinatorGrain>(0).Submit(accessInfo).WaitAsync(_executionTimeout);
+            global = await _grains.GetGrain<IGlobalCoordinatorGrain>(0).Submit(accessInfo, root).WaitAsync(_executionTimeout);
         }
         catch (TransactionAbortedException)
         {
@@ -146,7 +146,9 @@ internal sealed partial class PactService
         {
             lock (_gate)
             {
-                if (_lastGlobalArrived >= gbid && !_globalArrived.Any(sub => sub.Gbid <= gbid))
+                // Set in the same step as the part's registration (or its drop, if aborted): a part dequeued but not yet
+                // registered is not counted.
+                if (_lastGlobalEmitted >= gbid)
                 {
                     return true;
                 }

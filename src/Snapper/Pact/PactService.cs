@@ -174,6 +174,13 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
         var deadline = Environment.TickCount64 + (long)_executionTimeout.TotalMilliseconds;
         while (true)
         {
+            // Its first actor frozen: the PACT runs on that actor's activation here, which must not wait for its own
+            // migration (that waits for this activation to go idle). The client submits it again (StartTxn does).
+            if (_migrations.IsFrozen(root))
+            {
+                throw new TransactionAbortedException(0, AbortReason.ActorMigrating, $"its first actor {root} is being moved to another worker; nothing of it ran.");
+            }
+
             if (!_migrations.IsEmpty && _migrations.AnyFrozen(accessInfo.Accesses.Keys)
                 && !await _migrations.WhenReleasedAsync(accessInfo.Accesses.Keys, TimeSpan.FromMilliseconds(Math.Max(0, deadline - Environment.TickCount64))))
             {
@@ -196,7 +203,7 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     {
         if (!IsLocal(accessInfo))
         {
-            return await SubmitGlobalAsync(accessInfo);
+            return await SubmitGlobalAsync(root, accessInfo);
         }
 
         // Backpressure: a submission takes a place in the silo's ordering queue first, and gives it back when its PACT
