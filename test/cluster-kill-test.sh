@@ -25,6 +25,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo="$(pwd)"
+# shellcheck source=trx.sh
+source "$repo/test/trx.sh"
 
 data="$repo/data/cluster-kill-test" redis_port=6392 silo_port=11211 gateway_port=30100 seed=1 commits=1000 kill=1 trx=""
 while [ $# -gt 0 ]; do
@@ -69,23 +71,7 @@ run_child() {
 # The result as a .trx with one test, in the shape .ci/run counts (<Counters ... passed="N" failed="N" ...>).
 write_trx() {
   [ -n "$trx" ] || return 0
-  local outcome=Passed passed=1 failed=0 message
-  [ ${#failures[@]} -eq 0 ] || { outcome=Failed passed=0 failed=1; }
-  message="$(printf '%s\n' "${failures[@]}" | sed 's/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g; s/"/\&quot;/g')"
-  mkdir -p "$(dirname "$trx")"
-  cat >"$trx" <<EOF
-<?xml version="1.0" encoding="utf-8"?>
-<TestRun id="$(cat /proc/sys/kernel/random/uuid)" name="cluster-kill-test" xmlns="http://microsoft.com/schemas/VisualStudio/TeamTest/2010">
-  <Results>
-    <UnitTestResult testName="cluster-kill-test$([ $kill -eq 1 ] || echo ' --no-kill')" outcome="$outcome" duration="$((SECONDS - started))s">
-      <Output><ErrorInfo><Message>$message</Message></ErrorInfo></Output>
-    </UnitTestResult>
-  </Results>
-  <ResultSummary outcome="$([ $failed -eq 0 ] && echo Completed || echo Failed)">
-    <Counters total="1" executed="1" passed="$passed" failed="$failed" error="0" timeout="0" aborted="0" inconclusive="0" passedButRunAborted="0" notRunnable="0" notExecuted="0" disconnected="0" warning="0" completed="0" inProgress="0" pending="0" />
-  </ResultSummary>
-</TestRun>
-EOF
+  write_one_test_trx "$trx" cluster-kill-test "cluster-kill-test$([ $kill -eq 1 ] || echo ' --no-kill')" "$((SECONDS - started))" "${failures[@]}"
 }
 
 # Whatever ends the script (the end, a failure, Ctrl+C, CI's timeout): the client, if still running, and the cluster

@@ -21,6 +21,8 @@
 set -uo pipefail
 cd "$(dirname "$0")/.."
 repo="$(pwd)"
+# shellcheck source=trx.sh
+source "$repo/test/trx.sh"
 
 data="$repo/data/dashboard-test" silo_port=11250 gateway_port=30250 web_port=8250 screenshot="" trx=""
 while [ $# -gt 0 ]; do
@@ -51,23 +53,7 @@ fail() { echo "FAILURE: $*"; failures+=("$*"); }
 
 write_trx() {
   [ -n "$trx" ] || return 0
-  local outcome=Passed passed=1 failed=0 message
-  [ ${#failures[@]} -eq 0 ] || { outcome=Failed passed=0 failed=1; }
-  message=$(printf '%s; ' "${failures[@]}" | sed 's/&/\&amp;/g; s/</\&lt;/g; s/>/\&gt;/g')
-  mkdir -p "$(dirname "$trx")"
-  cat >"$trx" <<EOF
-<?xml version="1.0" encoding="utf-8"?>
-<TestRun id="$(cat /proc/sys/kernel/random/uuid)" name="dashboard-test" xmlns="http://microsoft.com/schemas/VisualStudio/TeamTest/2010">
-  <Results>
-    <UnitTestResult testName="dashboard-test" outcome="$outcome" duration="$((SECONDS - started))s">
-      <Output><ErrorInfo><Message>$message</Message></ErrorInfo></Output>
-    </UnitTestResult>
-  </Results>
-  <ResultSummary outcome="$([ $failed -eq 0 ] && echo Completed || echo Failed)">
-    <Counters total="1" executed="1" passed="$passed" failed="$failed" error="0" timeout="0" aborted="0" inconclusive="0" passedButRunAborted="0" notRunnable="0" notExecuted="0" disconnected="0" warning="0" completed="0" inProgress="0" pending="0" />
-  </ResultSummary>
-</TestRun>
-EOF
+  write_one_test_trx "$trx" dashboard-test "dashboard-test" "$((SECONDS - started))" "${failures[@]}"
 }
 
 finish() {

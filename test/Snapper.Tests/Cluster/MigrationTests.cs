@@ -32,6 +32,27 @@ public sealed class MigrationTests(SnapperDFixture fixture, ITestOutputHelper ou
 
     private Task<AccountState> SnapshotOf(long id) => Account(id).StartTxn(Account(id).Snapshot, 0, ActorAccessInfo.Of(Account(id)));
 
+    /// <summary>
+    /// Holds the next migration of account <paramref name="id"/> once every worker froze it: <c>Frozen</c> completes
+    /// then, and the migration goes on when the test completes <c>Release</c> (and clears the hook).
+    /// </summary>
+    private (TaskCompletionSource Frozen, TaskCompletionSource Release) HoldAfterFreeze(long id)
+    {
+        var frozen = new TaskCompletionSource();
+        var release = new TaskCompletionSource();
+        fixture.Hooks.AfterMigrationFreeze = actor =>
+        {
+            if (actor != Account(id).GetGrainId())
+            {
+                return null;
+            }
+
+            frozen.TrySetResult();
+            return release.Task;
+        };
+        return (frozen, release);
+    }
+
     private bool ActiveOn(int worker, long id) => fixture.WorkerServices(worker).GetRequiredService<ActorDirectory>().Contains(Account(id).GetGrainId());
 
     [Fact]
@@ -78,18 +99,7 @@ public sealed class MigrationTests(SnapperDFixture fixture, ITestOutputHelper ou
             (await Assert.ThrowsAsync<MigrationException>(() => fixture.Client.HelperOf(plain).Migrate(plain, 1))).Reason);
 
         // A second request for an actor whose migration is under way (held after its freeze) is refused, not queued.
-        var frozen = new TaskCompletionSource();
-        var release = new TaskCompletionSource();
-        fixture.Hooks.AfterMigrationFreeze = actor =>
-        {
-            if (actor != Account(a).GetGrainId())
-            {
-                return null;
-            }
-
-            frozen.TrySetResult();
-            return release.Task;
-        };
+        var (frozen, release) = HoldAfterFreeze(a);
         try
         {
             var first = fixture.Client.MigrateAsync(Account(a), 1);
@@ -122,18 +132,7 @@ public sealed class MigrationTests(SnapperDFixture fixture, ITestOutputHelper ou
             await Account(id).StartTxn(Account(id).Reset, 50m);
         }
 
-        var frozen = new TaskCompletionSource();
-        var release = new TaskCompletionSource();
-        fixture.Hooks.AfterMigrationFreeze = actor =>
-        {
-            if (actor != Account(a).GetGrainId())
-            {
-                return null;
-            }
-
-            frozen.TrySetResult();
-            return release.Task;
-        };
+        var (frozen, release) = HoldAfterFreeze(a);
         try
         {
             var migration = fixture.Client.MigrateAsync(Account(a), 1);
