@@ -89,9 +89,10 @@ public static class TransactionalActorExtensions
             {
                 return await attempt();
             }
-            // Orleans rejects (never runs) a call it forwarded too often while the actor's activation moved between silos.
-            catch (Exception exception) when (exception is ActorMigratingException or (OrleansMessageRejectionException and not SiloUnavailableException)
-                    or TransactionAbortedException { Reason: AbortReason.ActorMigrating }
+            // Orleans rejects (never runs) a call it forwarded too often while the actor's activation moved between silos
+            // ("Forwarding failed: ..."); a rejection by a silo that is down is not retried here.
+            catch (Exception exception) when ((exception is ActorMigratingException or TransactionAbortedException { Reason: AbortReason.ActorMigrating }
+                    || (exception is OrleansMessageRejectionException rejected and not SiloUnavailableException && rejected.Message.StartsWith("Forwarding failed", StringComparison.Ordinal)))
                 && Environment.TickCount64 - started < (long)MigrationRetryBound.TotalMilliseconds)
             {
                 await Task.Delay(pause);

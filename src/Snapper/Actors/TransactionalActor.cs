@@ -562,12 +562,23 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             new TransactionAbortedException(tid, AbortReason.InvalidCall, exception.Message, exception),
         // Orleans rejects a call it could not deliver (it never ran): while an actor's activation moves between silos,
         // callers with an old address are forwarded a bounded number of times and then rejected.
-        ActorMigratingException or OrleansMessageRejectionException and not SiloUnavailableException =>
-            new TransactionAbortedException(tid, AbortReason.ActorMigrating, $"the call did not reach the actor's activation ({exception.Message}).", exception),
+        ActorMigratingException => MigratingAbort(tid, exception),
+        OrleansMessageRejectionException rejected when MovedActivation(rejected) => MigratingAbort(tid, exception),
+
         _ when _runtime.CanTravel(exception) =>
             new TransactionAbortedException(tid, AbortReason.UserException, $"{exception.GetType().Name}: {exception.Message}", exception),
         _ => new TransactionAbortedException(tid, $"{exception.GetType().Name}: {exception.Message}", exception.GetType().FullName!),
     };
+
+    private static TransactionAbortedException MigratingAbort(long tid, Exception exception) =>
+        new(tid, AbortReason.ActorMigrating, $"the call did not reach the actor's activation ({exception.Message}).", exception);
+
+    /// <summary>
+    /// Whether Orleans rejected a call because the activation it was addressed to had moved to another silo and the
+    /// call was forwarded too often (what a live migration causes); not for rejections by a silo that is down.
+    /// </summary>
+    internal static bool MovedActivation(OrleansMessageRejectionException rejected) =>
+        rejected is not SiloUnavailableException && rejected.Message.StartsWith("Forwarding failed", StringComparison.Ordinal);
 
     private async Task<object?> CallCore(TxnContext context, GrainId actor, string method, object? input, bool isInternal = false)
     {
