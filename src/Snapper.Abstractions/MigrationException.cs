@@ -24,6 +24,9 @@ public enum MigrationFailure
     /// within the bound. The actor stays where it was, with every committed transaction.
     /// </summary>
     RolledBack,
+
+    /// <summary>The actor's worker or the worker named is not up (down, or not started yet); nothing was tried.</summary>
+    WorkerUnavailable,
 }
 
 /// <summary>A migration request was refused or rolled back; <see cref="Reason"/> says which. Nothing changed.</summary>

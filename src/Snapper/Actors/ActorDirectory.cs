@@ -25,6 +25,9 @@ internal sealed class ActorDirectory
             $"Actor {actor} was active in this silo with state type {core.GetType().GenericTypeArguments[0].Name}, now with {typeof(TState).Name}.");
     }
 
+    /// <summary>The actors with a core here, as of now.</summary>
+    public IReadOnlyCollection<GrainId> Actors => [.. _cores.Keys];
+
     /// <summary>Whether the actor has a core here (it has been active in this silo).</summary>
     public bool Contains(GrainId actor) => _cores.ContainsKey(actor);
 

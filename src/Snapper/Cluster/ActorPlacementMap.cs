@@ -8,7 +8,7 @@ namespace Snapper.Cluster;
 /// <summary>
 /// Which worker hosts each transactional actor: a migrated actor's entry in the placement directory if it has one
 /// (<see cref="Migration.PlacementDirectory"/>), else the user's <see cref="IActorPlacement"/> if it answers, else the
-/// actor id's uniform hash modulo <see cref="SnapperOptions.Workers"/>. Every silo computes the same map: the hash part
+/// actor id's uniform hash modulo <see cref="SnapperOptions.HomeWorkers"/> (all workers by default). Every silo computes the same map: the hash part
 /// without asking anyone, the directory part from the copy every silo keeps of the master's (a migration changes it on
 /// every silo while the actor is frozen, before the actor serves again).
 /// </summary>
@@ -16,12 +16,16 @@ internal sealed class ActorPlacementMap(IOptions<SnapperOptions> options, IServi
 {
     private readonly IActorPlacement? _override = services.GetService<IActorPlacement>();
     private readonly int _workers = Math.Max(1, options.Value.Workers);
+    private readonly int _homeWorkers = options.Value.HomeWorkers is > 0 and var home && home <= options.Value.Workers ? home : Math.Max(1, options.Value.Workers);
     private readonly ConcurrentDictionary<GrainId, int> _moved = new();
 
     /// <summary>Whether actors are placed by worker (master and workers), rather than anywhere (embedded).</summary>
     public bool Clustered { get; } = options.Value.Role != SiloRole.Embedded;
 
     public int Workers => _workers;
+
+    /// <summary>Workers actors are hashed over until they move (<see cref="SnapperOptions.HomeWorkers"/>).</summary>
+    public int HomeWorkers => _homeWorkers;
 
     /// <summary>The actors this silo knows to have moved, with their workers.</summary>
     public IReadOnlyDictionary<GrainId, int> Moved => _moved;
@@ -41,7 +45,7 @@ internal sealed class ActorPlacementMap(IOptions<SnapperOptions> options, IServi
             return chosen;
         }
 
-        return (int)(actor.GetUniformHashCode() % (uint)_workers);
+        return (int)(actor.GetUniformHashCode() % (uint)_homeWorkers);
     }
 
     /// <summary>Records that <paramref name="actor"/> lives on <paramref name="worker"/> from now on (its home: no entry).</summary>

@@ -24,6 +24,14 @@ public sealed class SnapperOptions
     /// </summary>
     public int Workers { get; set; } = 1;
 
+    /// <summary>
+    /// Workers the actors that never moved are hashed over: workers 0 to <c>HomeWorkers</c> - 1 (the same on every silo).
+    /// The workers after them start empty and receive actors only by migration: room to scale out, a cluster declared
+    /// with 4 workers and 2 home workers runs on 2 silos and grows to 4 by starting the others and moving actors to them
+    /// (<c>ActorMigration.RebalanceAsync</c>). Zero, the default, means every worker.
+    /// </summary>
+    public int HomeWorkers { get; set; }
+
     /// <summary>A worker's number, from 0 to <see cref="Workers"/> - 1, unique in the cluster. Ignored on other roles.</summary>
     public int WorkerIndex { get; set; }
 

@@ -54,6 +54,11 @@ internal sealed class SnapperOptionsValidator : IValidateOptions<SnapperOptions>
             errors.Add($"{nameof(SnapperOptions.Workers)} must be from 1 to 64 in a cluster (was {options.Workers}).");
         }
 
+        if (options.HomeWorkers < 0 || options.HomeWorkers > options.Workers)
+        {
+            errors.Add($"{nameof(SnapperOptions.HomeWorkers)} must be from 1 to {nameof(SnapperOptions.Workers)} = {options.Workers}, or 0 for all of them (was {options.HomeWorkers}).");
+        }
+
         if (options.Role == SiloRole.Worker && (options.WorkerIndex < 0 || options.WorkerIndex >= options.Workers))
         {
             errors.Add($"{nameof(SnapperOptions.WorkerIndex)} must be from 0 to {nameof(SnapperOptions.Workers)} - 1 = {options.Workers - 1} (was {options.WorkerIndex}).");

@@ -30,6 +30,9 @@ internal interface IWorkerMigrationGrain : IGrainWithIntegerKey
 
     /// <summary>The master committed the move (directory version <paramref name="version"/>); the old worker lets the actor's activation go.</summary>
     Task Moved(GrainId actor, int worker, long version);
+
+    /// <summary>The transactional actors that have been active on this worker and live here now.</summary>
+    Task<GrainId[]> Actors();
 }
 
 /// <summary>The master's placement directory, for a silo that starts (or missed a migration) to catch up.</summary>
@@ -54,7 +57,7 @@ internal interface IMigratingActor : IGrain
 [Reentrant, KeepAlive, WorkerPlacement]
 internal sealed class WorkerMigrationGrain(
     PactService pacts, MigrationGate gate, MigrationInbox inbox, PlacementDirectory directory, ActorDirectory actors,
-    WriteAheadLog log, Coordination.ActTidSource tids, ILogger<WorkerMigrationGrain> logger) : SnapperSystemGrain, IWorkerMigrationGrain
+    ActorPlacementMap map, WriteAheadLog log, Coordination.ActTidSource tids, ILogger<WorkerMigrationGrain> logger) : SnapperSystemGrain, IWorkerMigrationGrain
 {
     public Task Freeze(GrainId actor, Guid migration)
     {
@@ -99,6 +102,12 @@ internal sealed class WorkerMigrationGrain(
     {
         inbox.Drop(actor, migration);
         return Task.CompletedTask;
+    }
+
+    public Task<GrainId[]> Actors()
+    {
+        var self = (int)this.GetPrimaryKeyLong();
+        return Task.FromResult(actors.Actors.Where(actor => map.WorkerOf(actor) == self).ToArray());
     }
 
     public async Task Moved(GrainId actor, int worker, long version)

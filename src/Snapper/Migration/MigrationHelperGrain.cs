@@ -28,10 +28,15 @@ namespace Snapper.Migration;
 /// A worker left frozen by a helper that died (the master crashed) releases the freeze after a bound, once it has the
 /// master's directory (<see cref="MigrationDirectoryRefresher"/>).
 /// </para>
+/// <para>
+/// Workers that are not up (a worker declared for scaling out and not started yet, or one that is down) take no part:
+/// they order nothing, and a worker reads the master's directory when it starts, before any actor activates on it
+/// (<see cref="PlacementDirectory.WhenReadAsync"/>). The actor's own worker and the target must be up.
+/// </para>
 /// </summary>
 [Reentrant, MasterPlacement]
 internal sealed class MigrationHelperGrain(
-    ActorPlacementMap map, PlacementDirectory directory, GlobalPactService global, GrainClassMap classes,
+    ActorPlacementMap map, ClusterRoster roster, PlacementDirectory directory, GlobalPactService global, GrainClassMap classes,
     IOptions<SnapperOptions> options, SnapperTestHooks testHooks, ILogger<MigrationHelperGrain> logger) : Grain, IMigrationHelper
 {
     // An actor's migrations all go to the helper of its share (ActorMigration.HelperOf), so this helper's set is the
@@ -40,6 +45,27 @@ internal sealed class MigrationHelperGrain(
     private readonly SnapperOptions _options = options.Value;
 
     public Task<int> WorkerOf(GrainId actor) => Task.FromResult(map.WorkerOf(actor));
+
+    public Task<int[]> Workers() => Task.FromResult(WorkersUp());
+
+    public async Task<GrainId[]> ActorsOn(int worker)
+    {
+        if (worker < 0 || worker >= map.Workers)
+        {
+            throw new ArgumentOutOfRangeException(nameof(worker), worker, $"The cluster has workers 0 to {map.Workers - 1}.");
+        }
+
+        if (!map.Clustered || roster.WorkerSilo(worker) is null)
+        {
+            return [];
+        }
+
+        return await GrainFactory.GetGrain<IWorkerMigrationGrain>(worker).Actors().WaitAsync(_options.ExecutionTimeout);
+    }
+
+    private int[] WorkersUp() => map.Clustered
+        ? [.. Enumerable.Range(0, map.Workers).Where(w => roster.WorkerSilo(w) is not null)]
+        : [];
 
     public async Task Migrate(GrainId actor, int worker)
     {
@@ -65,6 +91,12 @@ internal sealed class MigrationHelperGrain(
             throw new MigrationException(name, MigrationFailure.SameWorker, $"it already lives on worker {worker}.");
         }
 
+        if (roster.WorkerSilo(source) is null || roster.WorkerSilo(worker) is null)
+        {
+            throw new MigrationException(name, MigrationFailure.WorkerUnavailable,
+                $"{(roster.WorkerSilo(worker) is null ? $"worker {worker}" : $"its worker {source}")} is not up (down, or not started yet).");
+        }
+
         if (!_inProgress.Add(actor))
         {
             throw new MigrationException(name, MigrationFailure.InProgress, "another migration of it is under way.");
@@ -86,10 +118,12 @@ internal sealed class MigrationHelperGrain(
         var bound = _options.ExecutionTimeout;
         var started = System.Diagnostics.Stopwatch.GetTimestamp();
         var workers = Enumerable.Range(0, map.Workers).Select(w => GrainFactory.GetGrain<IWorkerMigrationGrain>(w)).ToArray();
+        // Workers that are up now are frozen (and released); the others order nothing until they have read the directory.
+        var frozen = WorkersUp().Select(w => workers[w]).ToArray();
         try
         {
             var sentToSource = global.Freeze(actor, migration, source);
-            await Task.WhenAll(workers.Select(w => w.Freeze(actor, migration))).WaitAsync(bound);
+            await Task.WhenAll(frozen.Select(w => w.Freeze(actor, migration))).WaitAsync(bound);
             if (testHooks.AfterMigrationFreeze?.Invoke(actor) is { } held)
             {
                 await held;
@@ -102,7 +136,7 @@ internal sealed class MigrationHelperGrain(
         }
         catch (Exception exception)
         {
-            await ReleaseEverywhereAsync(actor, migration, workers);
+            await ReleaseEverywhereAsync(actor, migration, frozen);
             await Ignore(workers[target].Drop(actor, migration));
             logger.LogWarning(exception, "Migration of {Actor} from worker {Source} to {Target} rolled back", actor, source, target);
             throw exception as MigrationException
@@ -114,8 +148,11 @@ internal sealed class MigrationHelperGrain(
         // The old worker last: its part lets the activation go, and the new one must be placed on a worker that already
         // knows it lives there (an activation on a worker whose map says otherwise is refused, and Orleans' migration of
         // the activation would fail and stall the calls waiting for it).
+        // Every worker up now, which includes any that started since the freeze (it may have read the directory before
+        // the commit); source and target in any case.
         var told = new List<IWorkerMigrationGrain>();
-        foreach (var worker in workers.Where((_, index) => index != source).Append(workers[source]))
+        var tell = WorkersUp().Append(target).Where(w => w != source).Distinct().Select(w => workers[w]).Append(workers[source]);
+        foreach (var worker in tell)
         {
             if (await Persist(() => worker.Moved(actor, target, version), $"tell a worker that {actor} moved"))
             {

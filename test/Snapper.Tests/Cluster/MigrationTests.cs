@@ -174,52 +174,7 @@ public sealed class MigrationTests(SnapperDFixture fixture, ITestOutputHelper ou
     {
         const int Accounts = 8;
         var ids = fixture.OnWorker(0, Accounts / 2).Concat(fixture.OnWorker(1, Accounts / 2)).ToArray();
-        foreach (var id in ids)
-        {
-            await Account(id).StartTxn(Account(id).Reset, 1_000m);
-        }
-
-        var acknowledged = new System.Collections.Concurrent.ConcurrentDictionary<long, (long From, long To)>();
-        var aborted = new System.Collections.Concurrent.ConcurrentBag<long>();
-        var reasons = new System.Collections.Concurrent.ConcurrentBag<AbortReason>();
-        var nextOp = 1000L;
-        using var stop = new CancellationTokenSource();
-
-        async Task ClientAsync(int seed)
-        {
-            var random = new Random(seed);
-            while (!stop.IsCancellationRequested)
-            {
-                var from = ids[random.Next(ids.Length)];
-                var to = ids[random.Next(ids.Length)];
-                if (from == to)
-                {
-                    continue;
-                }
-
-                var op = Interlocked.Increment(ref nextOp);
-                try
-                {
-                    if (random.Next(2) == 0)
-                    {
-                        await Account(from).StartTxn(Account(from).Transfer, new Transfer(op, to, 1m));
-                    }
-                    else
-                    {
-                        await Account(from).StartTxn(Account(from).Transfer, new Transfer(op, to, 1m), ActorAccessInfo.Of(Account(from), Account(to)));
-                    }
-
-                    acknowledged[op] = (from, to);
-                }
-                catch (TransactionAbortedException abort)
-                {
-                    aborted.Add(op);
-                    reasons.Add(abort.Reason);
-                }
-            }
-        }
-
-        var clients = Enumerable.Range(1, 6).Select(seed => Task.Run(() => ClientAsync(seed))).ToArray();
+        await using var load = await TransferLoad.StartAsync(fixture.Client, ids, 1_000m);
 
         // Half the accounts go to the other worker and back, three times over, while the clients run.
         var movers = ids.Where((_, i) => i % 2 == 0).ToArray();
@@ -239,34 +194,7 @@ public sealed class MigrationTests(SnapperDFixture fixture, ITestOutputHelper ou
 
         durations.Sort();
         output.WriteLine($"migration time under load: p50 {durations[durations.Count / 2]:0.0} ms, max {durations[^1]:0.0} ms");
-
-        await stop.CancelAsync();
-        await Task.WhenAll(clients).WaitAsync(TimeSpan.FromSeconds(120));
-        output.WriteLine($"{moves} migrations, {acknowledged.Count} transfers committed, {aborted.Count} aborted: " +
-            string.Join(", ", reasons.GroupBy(r => r).Select(g => $"{g.Key} {g.Count()}")));
-        Assert.True(acknowledged.Count > 0);
-
-        // A transaction that met a moving actor was submitted again by StartTxn, invisibly: none aborted because of it.
-        Assert.DoesNotContain(AbortReason.ActorMigrating, reasons);
-
-        var states = new Dictionary<long, AccountState>();
-        foreach (var id in ids)
-        {
-            states[id] = await SnapshotOf(id);
-        }
-
-        foreach (var (op, (from, to)) in acknowledged)
-        {
-            Assert.Equal(1, states[from].Applied.Count(applied => applied == op));
-            Assert.Equal(1, states[to].Applied.Count(applied => applied == op));
-        }
-
-        foreach (var op in aborted)
-        {
-            Assert.DoesNotContain(ids, id => states[id].Applied.Contains(op));
-        }
-
-        Assert.Equal(Accounts * 1_000m, states.Values.Sum(s => s.Balance));
+        output.WriteLine($"{moves} migrations, " + await load.StopAndCheckAsync(Accounts * 1_000m));
     }
 
     [Theory]
