@@ -3,11 +3,15 @@
 # answers there), then a master and N workers of deploy/Snapper.Silo as background processes, each with its own ports,
 # data folder, log file and pid recorded under DATA/run. Waits until each is up and prints their gateways.
 #
-#   deploy/cluster-start.sh [--workers N] [--redis host:port] [--data DIR] [--silos LIST] [--silo-port P]
+#   deploy/cluster-start.sh [--workers N] [--home-workers K] [--redis host:port] [--data DIR] [--silos LIST] [--silo-port P]
 #                           [--gateway-port G] [--web-port W|off] [--advertise IP] [--fresh] [--timeout S]
 #                           [-- SILO-ARGS...]
+#   deploy/cluster-start.sh --add --silos LIST [--data DIR] [--timeout S]
 #
 #   --workers N        workers in the cluster (default 2)
+#   --home-workers K   actors are placed on workers 0 to K-1 only; the others start empty, to be started later with
+#                      --add and given actors by deploy/cluster-rebalance.sh (scaling out); only those K are started
+#                      unless --silos says otherwise (default: all workers are home workers)
 #   --redis host:port  Redis holding the membership table (default localhost:6379); a local one is started if none answers
 #   --data DIR         cluster folder: DIR/master, DIR/worker-K (data and silo.log), DIR/run (default data/cluster)
 #   --silos LIST       which silos to start here, e.g. master,worker:0 (default: the master and every worker); on several
@@ -20,15 +24,19 @@
 #   --fresh            delete the silos' data folders first (their logs and write-ahead logs)
 #   --timeout S        longest wait for each silo to come up (default 120)
 #   -- SILO-ARGS       passed to every silo, e.g. -- --Snapper:Coordinators 4
+#   --add              start more silos of the cluster already running from --data (scale out: --silos worker:2,worker:3),
+#                      with the settings of its start (workers, Redis, ports, silo arguments); the others keep running
 set -euo pipefail
 # shellcheck source=cluster-lib.sh
 source "$(dirname "$0")/cluster-lib.sh"
 
-workers=2 redis=localhost:6379 data="$default_data" silos="" silo_port=11111 gateway_port=30000 web_port=8080 advertise="" fresh=0 timeout=120
+workers=2 home_workers="" add=0 redis=localhost:6379 data="$default_data" silos="" silo_port=11111 gateway_port=30000 web_port=8080 advertise="" fresh=0 timeout=120
 extra=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --workers) workers="${2:?--workers needs a number}"; shift 2 ;;
+    --home-workers) home_workers="${2:?--home-workers needs a number}"; shift 2 ;;
+    --add) add=1; shift ;;
     --redis) redis="${2:?--redis needs host:port}"; shift 2 ;;
     --data) data="${2:?--data needs a folder}"; shift 2 ;;
     --silos) silos="${2:?--silos needs a list}"; shift 2 ;;
@@ -43,14 +51,32 @@ while [ $# -gt 0 ]; do
     *) die "unknown option '$1' (see --help)" ;;
   esac
 done
+mkdir -p "$data"
+data="$(cd "$data" && pwd)"
+run_dir="$data/run"
+if [ $add -eq 1 ]; then
+  # The cluster's own settings: every silo of a cluster must be started alike.
+  [ -n "$silos" ] || die "--add needs --silos, the silos to add (e.g. worker:2,worker:3)"
+  [ $fresh -eq 0 ] || die "--add starts silos of a running cluster; --fresh would delete its data"
+  [ -z "$home_workers" ] || die "--add takes the cluster's home workers from its start; leave --home-workers out"
+  load_cluster "$data"
+  [ -n "${cluster_silo_port:-}" ] || die "the cluster in $data was started by an older cluster-start.sh; restart it to use --add"
+  workers="$cluster_workers" redis="$cluster_redis" silo_port="$cluster_silo_port" gateway_port="$cluster_gateway_port"
+  web_port="$cluster_web_port" advertise="$cluster_advertise" extra=("${cluster_extra[@]}")
+fi
+if [ -n "$home_workers" ]; then
+  [[ "$home_workers" =~ ^[1-9][0-9]*$ && "$home_workers" -le "$workers" ]] || die "--home-workers must be from 1 to --workers ($workers) (was '$home_workers')"
+  extra=(--Snapper:HomeWorkers "$home_workers" "${extra[@]}")
+  if [ -z "$silos" ]; then
+    silos=master
+    for ((k = 0; k < home_workers; k++)); do silos+=",worker:$k"; done
+  fi
+fi
 [[ "$workers" =~ ^[1-9][0-9]*$ ]] || die "--workers must be a positive number (was '$workers')"
 [[ "$silo_port" =~ ^[0-9]+$ && "$gateway_port" =~ ^[0-9]+$ ]] || die "--silo-port and --gateway-port must be numbers"
 [[ "$web_port" =~ ^[0-9]+$ || "$web_port" = off ]] || die "--web-port must be a number or off (was '$web_port')"
 [[ "$timeout" =~ ^[1-9][0-9]*$ ]] || die "--timeout must be a positive number of seconds"
 command -v dotnet >/dev/null || die "dotnet is not on PATH (the .NET 10 SDK builds and runs the silos)"
-mkdir -p "$data"
-data="$(cd "$data" && pwd)"
-run_dir="$data/run"
 parse_redis "$redis"
 
 # The silos to start on this host, as names.
@@ -69,8 +95,15 @@ else
   done
 fi
 
+if [ $add -eq 1 ]; then
+  for name in "${names[@]}"; do
+    [[ " $cluster_silos " == *" $name "* ]] && alive "$(recorded_pid "$name")" && die "$name of the cluster in $data is already running"
+  done
+  [[ "$(redis_ping)" == +PONG* ]] || die "Redis at $redis does not answer; the cluster to add to is not running (deploy/cluster-status.sh --data $data)"
+fi
+
 # One cluster per folder: refuse while any silo recorded here still runs.
-if [ -d "$run_dir" ]; then
+if [ $add -eq 0 ] && [ -d "$run_dir" ]; then
   for f in "$run_dir"/*.pid; do
     [ -e "$f" ] || continue
     n="$(basename "$f" .pid)"; [ "$n" = redis ] && continue
@@ -79,10 +112,12 @@ if [ -d "$run_dir" ]; then
   done
 fi
 mkdir -p "$run_dir"
-# Records of an earlier cluster in this folder (perhaps with other workers) would let kill and restart reach silos
-# that are not part of this one.
-rm -f "$run_dir"/*.cmd "$run_dir"/*.info "$run_dir"/*.stats
-for f in "$run_dir"/*.pid; do [ -e "$f" ] && [ "$(basename "$f")" != redis.pid ] && rm -f "$f"; done
+if [ $add -eq 0 ]; then
+  # Records of an earlier cluster in this folder (perhaps with other workers) would let kill and restart reach silos
+  # that are not part of this one.
+  rm -f "$run_dir"/*.cmd "$run_dir"/*.info "$run_dir"/*.stats
+  for f in "$run_dir"/*.pid; do [ -e "$f" ] && [ "$(basename "$f")" != redis.pid ] && rm -f "$f"; done
+fi
 
 # Everything started from here on is stopped again if the start does not finish.
 started_redis=0 launched=()
@@ -99,7 +134,9 @@ trap 'exit 130' INT TERM # so that an interrupted start also runs finish
 
 # Redis: use the one at the address; start one when the address is this machine's and nothing answers.
 answer="$(redis_ping)"
-if [[ "$answer" == +PONG* ]]; then
+if [ $add -eq 1 ]; then
+  note "adding ${names[*]} to the cluster in $data (Redis $redis)"
+elif [[ "$answer" == +PONG* ]]; then
   note "Redis at $redis answers; using it"
 elif [[ "$answer" == -* ]]; then
   # A Redis error reply (e.g. -NOAUTH): Redis is there; the silos' own connection reports what it refuses.
@@ -138,12 +175,22 @@ dotnet build -c Release "$silo_project" -nologo -v quiet >"$run_dir/build.log" 2
   || { grep -E "error" "$run_dir/build.log" | tail -n 20 >&2; die "build failed (log: $run_dir/build.log)"; }
 [ -f "$silo_dll" ] || die "build produced no $silo_dll"
 
-# The record the other scripts read.
+# The record the other scripts read (and --add starts more silos by).
+all_names=("${names[@]}")
+if [ $add -eq 1 ]; then
+  read -r -a all_names <<<"$cluster_silos"
+  for name in "${names[@]}"; do [[ " $cluster_silos " == *" $name "* ]] || all_names+=("$name"); done
+fi
 {
   printf 'cluster_workers=%q\n' "$workers"
   printf 'cluster_redis=%q\n' "$redis"
   printf 'cluster_data=%q\n' "$data"
-  printf 'cluster_silos=%q\n' "${names[*]}"
+  printf 'cluster_silos=%q\n' "${all_names[*]}"
+  printf 'cluster_silo_port=%q\n' "$silo_port"
+  printf 'cluster_gateway_port=%q\n' "$gateway_port"
+  printf 'cluster_web_port=%q\n' "$web_port"
+  printf 'cluster_advertise=%q\n' "$advertise"
+  if [ ${#extra[@]} -gt 0 ]; then printf 'cluster_extra=(%s)\n' "$(printf '%q ' "${extra[@]}")"; else echo 'cluster_extra=()'; fi
 } >"$run_dir/cluster.env"
 
 for name in "${names[@]}"; do
