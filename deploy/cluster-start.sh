@@ -21,7 +21,8 @@
 #   --web-port W       the master's live view (Orleans' dashboard with Snapper's counters, Prometheus at /metrics);
 #                      worker K uses W+1+K; off for none (default 8080)
 #   --advertise IP     address other hosts reach these silos at (default: loopback with a local Redis, else this host's)
-#   --fresh            delete the silos' data folders first (their logs and write-ahead logs)
+#   --fresh            delete the data folders (logs and write-ahead logs) of the master and every worker first, also
+#                      of workers not started now
 #   --timeout S        longest wait for each silo to come up (default 120)
 #   -- SILO-ARGS       passed to every silo, e.g. -- --Snapper:Coordinators 4
 #   --add              start more silos of the cluster already running from --data (scale out: --silos worker:2,worker:3),
@@ -193,6 +194,12 @@ fi
   if [ ${#extra[@]} -gt 0 ]; then printf 'cluster_extra=(%s)\n' "$(printf '%q ' "${extra[@]}")"; else echo 'cluster_extra=()'; fi
 } >"$run_dir/cluster.env"
 
+# A fresh cluster has no data of an earlier one in this folder, also for workers started later with --add: a worker
+# that recovered another cluster's log would replay that cluster's batches against this one's master.
+if [ $fresh -eq 1 ]; then
+  rm -rf "${data:?}/master"
+  for ((k = 0; k < workers; k++)); do rm -rf "${data:?}/worker-$k"; done
+fi
 for name in "${names[@]}"; do
   if [ "$name" = master ]; then role=master index=0 slot=0; else role=worker index="${name#worker-}" slot=$((1 + index)); fi
   sp=$((silo_port + slot)) gp=$((gateway_port + slot)) wp=off
@@ -201,7 +208,6 @@ for name in "${names[@]}"; do
     [ "$p" = off ] && continue
     port_open 127.0.0.1 "$p" && die "port $p (for $name) is already in use on this machine; choose other ports with --silo-port/--gateway-port/--web-port"
   done
-  [ $fresh -eq 1 ] && rm -rf "${data:?}/$name"
   mkdir -p "$data/$name"
   argv=(dotnet "$silo_dll" --role "$role" --workers "$workers" --redis "$redis" --silo-port "$sp" --gateway-port "$gp" --web-port "$wp"
         --data "$data/$name" --log "$data/$name/silo.log" --stats "$run_dir/$name.stats")

@@ -102,13 +102,22 @@ var minutesOption = new Option<int?>("--minutes")
     Description = "Soak instead of epochs: run the modes together on the embedded silo for this many minutes, one point and one --logging " +
         "setting; every minute a row of transactions, memory and the silo's snapper.entries.* gauges (soak.csv, soak.md in --out)",
 };
+var scaleOutOption = new Option<double?>("--scale-out")
+{
+    Description = "Scale-out scenario (thesis §4.4.6) on the cluster of --cluster-data, started with --home-workers: the modes run together " +
+        "for this many seconds, then the cluster's other workers start (deploy/cluster-start.sh --add), the actors are rebalanced over all " +
+        "workers while the load runs, and the load runs this many seconds more; per-second throughput, per-phase latency, migration " +
+        "aborts and times (scaleout.csv, phases.csv, scaleout.md, scaleout-throughput.png in --out)",
+};
+var addSilosOption = new Option<string?>("--add-silos") { Description = "--scale-out: the silos to add, e.g. worker:2,worker:3 (default: the cluster's workers not started)" };
+var migrationParallelOption = new Option<int>("--migration-parallel") { Description = "--scale-out: migrations under way at once", DefaultValueFactory = _ => 8 };
 
 var root = new RootCommand("Snapper experiment runner: one workload, several execution modes side by side, CSV and charts.")
 {
     workloadOption, modesOption, actorsOption, txnSizeOption, actorSizeOption, statesOption, actorSkewOption, keySkewOption, concurrencyOption, dependenciesOption, repeatOption, zipfOption, hotOption, pactPercentOption, warehousesOption, orderPartitionsOption,
     itemsOption, pipelineOption, epochsOption,
     warmupOption, epochSecondsOption, quickOption, outOption, dataOption, clusterOption, clusterDataOption, workersOption, distPercentOption, distLevelOption,
-    tagOption, loggingOption, checkpointOption, seedOption, replotOption, minutesOption,
+    tagOption, loggingOption, checkpointOption, seedOption, replotOption, minutesOption, scaleOutOption, addSilosOption, migrationParallelOption,
 };
 
 root.SetAction(async (parse, cancellationToken) =>
@@ -228,6 +237,31 @@ root.SetAction(async (parse, cancellationToken) =>
 
         var soak = new SoakSettings(minutes, modes.ToDictionary(m => m, m => (settings.Pipelines.GetValueOrDefault(m) ?? RunSettings.DefaultPipelines[m])[0]), settings.Seed);
         var exit = await SoakCommand.RunAsync(points[0], modes, durabilities[0], soak, outDirectory, cancellationToken);
+        await Log.CloseAndFlushAsync();
+        return exit;
+    }
+
+    if (parse.GetValue(scaleOutOption) is { } steadySeconds)
+    {
+        if (clusterData is null || cluster is null || points.Count != 1 || steadySeconds <= 0 || modes.Distinct().Count() != modes.Length)
+        {
+            Console.Error.WriteLine("--scale-out takes a positive number of seconds, the cluster's folder (--cluster-data), one parameter point and distinct modes.");
+            return 2;
+        }
+
+        var add = parse.GetValue(addSilosOption)
+            ?? string.Join(',', Enumerable.Range(0, clusterData.Workers).Where(w => !clusterData.Silos.Contains($"worker-{w}")).Select(w => $"worker:{w}"));
+        if (add.Length == 0)
+        {
+            Console.Error.WriteLine("--scale-out: every worker of the cluster already runs; start it with --home-workers, or name the silos to add with --add-silos.");
+            return 2;
+        }
+
+        var scaleOut = new Snapper.Runner.ScaleOut.ScaleOutSettings(
+            TimeSpan.FromSeconds(steadySeconds),
+            modes.ToDictionary(m => m, m => (settings.Pipelines.GetValueOrDefault(m) ?? RunSettings.DefaultPipelines[m])[0]),
+            settings.Seed, clusterData.Folder, add, parse.GetValue(migrationParallelOption));
+        var exit = await Snapper.Runner.ScaleOut.ScaleOutCommand.RunAsync(points[0], modes, cluster.Value, scaleOut, outDirectory, cancellationToken);
         await Log.CloseAndFlushAsync();
         return exit;
     }

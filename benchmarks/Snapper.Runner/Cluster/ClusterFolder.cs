@@ -11,10 +11,14 @@ public sealed class ClusterFolder
 {
     private ClusterFolder(string path, int workers, IReadOnlyList<string> silos)
     {
+        Folder = path;
         RunFolder = Path.Combine(path, "run");
         Workers = workers;
         Silos = silos;
     }
+
+    /// <summary>The cluster's folder, as a full path.</summary>
+    public string Folder { get; }
 
     /// <summary>The folder's <c>run/</c> subfolder, where the start script records the silos.</summary>
     public string RunFolder { get; }

@@ -122,6 +122,6 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
 
     private static double Rate(long aborted, long committed) => aborted + committed == 0 ? 0 : (double)aborted / (aborted + committed);
 
-    private static double Percentile(double[] sorted, double q) =>
+    internal static double Percentile(double[] sorted, double q) =>
         sorted.Length == 0 ? double.NaN : sorted[Math.Min(sorted.Length - 1, (int)Math.Ceiling(q * sorted.Length) - 1)];
 }
