@@ -171,10 +171,16 @@ else
   die "nothing answers at Redis $redis; start Redis there first (this script starts one only at a local address)"
 fi
 
-note "building deploy/Snapper.Silo (Release)"
-dotnet build -c Release "$silo_project" -nologo -v quiet >"$run_dir/build.log" 2>&1 \
-  || { grep -E "error" "$run_dir/build.log" | tail -n 20 >&2; die "build failed (log: $run_dir/build.log)"; }
-[ -f "$silo_dll" ] || die "build produced no $silo_dll"
+if [ $add -eq 1 ]; then
+  # The silos running use this build; added ones run the same (a build now could change it under them, and takes
+  # minutes on cores the running cluster keeps busy).
+  [ -f "$silo_dll" ] || die "no $silo_dll; the cluster to add to was not started from this checkout"
+else
+  note "building deploy/Snapper.Silo (Release)"
+  dotnet build -c Release "$silo_project" -nologo -v quiet >"$run_dir/build.log" 2>&1 \
+    || { grep -E "error" "$run_dir/build.log" | tail -n 20 >&2; die "build failed (log: $run_dir/build.log)"; }
+  [ -f "$silo_dll" ] || die "build produced no $silo_dll"
+fi
 
 # The record the other scripts read (and --add starts more silos by).
 all_names=("${names[@]}")

@@ -10,7 +10,7 @@ namespace Snapper.ClusterKillCheck;
 /// (each operation is tagged with the phase it started and ended in), <c>stop</c> ends the load. The load reports
 /// its counts in <c>progress</c> (one line, replaced every quarter second) for the script to wait on.
 /// </summary>
-internal sealed class LedgerLoad(IGrainFactory grains, LedgerAccounts accounts, Options options)
+internal sealed class LedgerLoad(IGrainFactory grains, LedgerAccounts accounts, Options options, MigrationLoad? migrations = null)
 {
     private readonly ConcurrentDictionary<long, Op> _ops = new();
     private readonly int[] _counts = new int[Enum.GetValues<Outcome>().Length];
@@ -206,7 +206,8 @@ internal sealed class LedgerLoad(IGrainFactory grains, LedgerAccounts accounts, 
         return $"phase={_phase} started={started} committed={Count(Outcome.Committed)} " +
             $"act_local={Committed(false, false)} act_global={Committed(false, true)} pact_local={Committed(true, false)} pact_global={Committed(true, true)} " +
             $"aborted={Count(Outcome.Aborted)} unavailable={Count(Outcome.Unavailable)} in_doubt={Count(Outcome.InDoubt)} " +
-            $"unknown={Count(Outcome.Unknown)} in_flight={started - finished}";
+            $"unknown={Count(Outcome.Unknown)} in_flight={started - finished}" +
+            (migrations is null ? "" : $" migrated={migrations.Moved} migration_failed={migrations.Failed}");
     }
 
     /// <summary>Replaces the progress file whole (write, then rename), so the script never reads half a line.</summary>

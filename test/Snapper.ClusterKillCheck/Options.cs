@@ -13,7 +13,8 @@ internal sealed record Options(
     TimeSpan MaxLoad,
     TimeSpan ResponseTimeout,
     TimeSpan ReadTimeout,
-    long FirstAccount)
+    long FirstAccount,
+    int Migrations)
 {
     public const string Usage = """
         usage: Snapper.ClusterKillCheck --gateways P1,P2,... --workers N --dir DIR [options]
@@ -28,6 +29,8 @@ internal sealed record Options(
           --response-timeout S   Orleans' response timeout: how long a call cut off by a kill can hang (default 20)
           --read-timeout S       how long the final read may keep failing before the check gives up (default 90)
           --first-account ID     accounts are picked from this id up (default 1)
+          --migrations N         loops moving random accounts to other workers meanwhile (live migration; default 0);
+                                 local and global transfers are then named by where their accounts started
         exit code: 0 no violation, 1 violations, 2 the check could not be made, 3 bad arguments
         """;
 
@@ -72,7 +75,8 @@ internal sealed record Options(
             TimeSpan.FromSeconds(Number("max-load", "900")),
             TimeSpan.FromSeconds(Number("response-timeout", "20")),
             TimeSpan.FromSeconds(Number("read-timeout", "90")),
-            Number("first-account", "1"));
+            Number("first-account", "1"),
+            Number("migrations", "0", min: 0));
         return values.Count == 0 ? options : throw new ArgumentException($"unknown option --{values.Keys.First()}");
     }
 }

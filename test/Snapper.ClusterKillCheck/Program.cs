@@ -79,8 +79,16 @@ if (initial is null || initial.Values.Any(s => s.Balance != Opening || s.Applied
 }
 
 Console.WriteLine($"{accounts.All.Length} accounts opened with {Opening} each; load starts: {options.Concurrency} transfers in flight");
-var load = new LedgerLoad(grains, accounts, options);
+var migrations = options.Migrations > 0 ? new MigrationLoad(grains, accounts, options.Migrations, options.Seed) : null;
+var load = new LedgerLoad(grains, accounts, options, migrations);
+migrations?.Start();
 await load.RunAsync();
+if (migrations is not null)
+{
+    await migrations.StopAsync(options.ResponseTimeout + TimeSpan.FromSeconds(30));
+    Console.WriteLine($"migrations: {migrations.Moved} done, failed: {migrations.FailuresText}");
+}
+
 // A call cut off by a kill ends at the response timeout at the latest.
 var drainBound = options.ResponseTimeout + TimeSpan.FromSeconds(10);
 if (!await load.DrainAsync(drainBound))

@@ -652,11 +652,21 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         await context.Invoke();
     }
 
-    /// <summary>A new transaction is refused while the actor is frozen for a migration, or once it moved away.</summary>
+    /// <summary>
+    /// A new transaction is refused while the actor is frozen for a migration, or once it moved away. An activation left
+    /// here after its move (this worker learned it from the master's directory, not from the helper, which died) leaves
+    /// as the helper would have made it, so the caller's retry reaches the actor on its new worker.
+    /// </summary>
     private void RefuseWhileMigrating()
     {
-        if (_runtime.Migrations.IsFrozen(_self) || !_runtime.ServesHere(_self))
+        if (_runtime.Migrations.IsFrozen(_self))
         {
+            throw new ActorMigratingException(_self.ToString());
+        }
+
+        if (!_runtime.ServesHere(_self))
+        {
+            this.MigrateOnIdle();
             throw new ActorMigratingException(_self.ToString());
         }
     }

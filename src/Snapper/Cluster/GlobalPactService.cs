@@ -290,7 +290,7 @@ internal sealed class GlobalPactService : IDisposable
     {
         lock (_gate)
         {
-            _migrations.Freeze(actor, migration);
+            _migrations.Freeze(actor, migration, Guid.Empty);
 
             // Held PACTs whose first actor is this one are refused now (see Emit): its activation waits for them.
             foreach (var rooted in _held.Where(pact => pact.Root == actor).ToArray())

@@ -8,7 +8,8 @@ namespace Snapper.Migration;
 /// On a worker: takes the master's placement directory when the silo starts (it may have missed migrations while it was
 /// down; actors do not activate here before, see <see cref="PlacementDirectory.WhenReadAsync"/>) and every
 /// ExecutionTimeout after, and releases freezes whose migration helper went silent (the master crashed mid-migration), after taking the
-/// master's directory again so that the release follows whatever the migration committed. Retries while the master is
+/// master's directory again so that the release follows whatever the migration committed; a freeze of a master process
+/// that restarted since is released at the first read of the new master's directory. Retries while the master is
 /// unreachable; its own copy (on disk) serves meanwhile.
 /// </summary>
 internal sealed class MigrationDirectoryRefresher(
@@ -51,12 +52,21 @@ internal sealed class MigrationDirectoryRefresher(
                 // Read every round (one small call per ExecutionTimeout): a worker that missed a move while it was up
                 // (the helper could not tell it) learns it here; it stayed frozen for that actor meanwhile.
                 var stale = gate.FrozenLongerThan(StaleFreeze);
-                directory.Replace(await grains.GetGrain<IPlacementDirectoryGrain>(0).Snapshot().WaitAsync(_options.ExecutionTimeout, stopping));
+                var snapshot = await grains.GetGrain<IPlacementDirectoryGrain>(0).Snapshot().WaitAsync(_options.ExecutionTimeout, stopping);
+                directory.Replace(snapshot);
                 directory.MarkRead();
                 refreshed = true;
                 foreach (var (actor, migration) in stale)
                 {
                     logger.LogWarning("Actor {Actor} was frozen for a migration longer than {Bound}; its helper went silent, released by the master's directory", actor, StaleFreeze);
+                    gate.Release(actor, migration);
+                }
+
+                // Freezes of a master process that is gone (it restarted): their helper died with it, and the directory
+                // just taken says where each of those actors lives, committed or not.
+                foreach (var (actor, migration) in gate.FrozenByOtherThan(snapshot.MasterIncarnation))
+                {
+                    logger.LogWarning("Actor {Actor} was frozen by a migration of a master that restarted since; released by the new master's directory", actor);
                     gate.Release(actor, migration);
                 }
             }
@@ -67,7 +77,14 @@ internal sealed class MigrationDirectoryRefresher(
 
             try
             {
-                await Task.Delay(refreshed ? _options.ExecutionTimeout : TimeSpan.FromSeconds(1), stopping);
+                // Every ExecutionTimeout, but every second while an actor is frozen here (also one frozen during the
+                // wait), so that a freeze of a master that restarted ends soon after.
+                var next = Environment.TickCount64 + (long)_options.ExecutionTimeout.TotalMilliseconds;
+                do
+                {
+                    await Task.Delay(TimeSpan.FromSeconds(1), stopping);
+                }
+                while (refreshed && gate.IsEmpty && Environment.TickCount64 < next);
             }
             catch (OperationCanceledException)
             {

@@ -40,10 +40,11 @@ internal sealed class MigrationGate
     }
 
     /// <summary>
-    /// Freezes <paramref name="actor"/> for migration <paramref name="migration"/> (again: nothing changes). A freeze left
-    /// by an earlier migration whose release never came is taken over: its waiters look again and wait for this one.
+    /// Freezes <paramref name="actor"/> for migration <paramref name="migration"/> of the master process
+    /// <paramref name="incarnation"/> (again: nothing changes). A freeze left by an earlier migration whose release never
+    /// came is taken over: its waiters look again and wait for this one.
     /// </summary>
-    public void Freeze(GrainId actor, Guid migration) => _frozen.AddOrUpdate(actor, _ => new Frozen(migration), (_, old) =>
+    public void Freeze(GrainId actor, Guid migration, Guid incarnation) => _frozen.AddOrUpdate(actor, _ => new Frozen(migration, incarnation), (_, old) =>
     {
         if (old.Migration == migration)
         {
@@ -51,7 +52,7 @@ internal sealed class MigrationGate
         }
 
         old.Released.TrySetResult();
-        return new Frozen(migration);
+        return new Frozen(migration, incarnation);
     });
 
     /// <summary>Releases <paramref name="actor"/> if migration <paramref name="migration"/> froze it; waiters go on.</summary>
@@ -62,6 +63,13 @@ internal sealed class MigrationGate
             frozen.Released.TrySetResult();
         }
     }
+
+    /// <summary>
+    /// The actors frozen by a master process other than <paramref name="incarnation"/>: their helper died with its process,
+    /// so their migrations end where the master's directory says.
+    /// </summary>
+    public IReadOnlyList<(GrainId Actor, Guid Migration)> FrozenByOtherThan(Guid incarnation) =>
+        [.. _frozen.Where(e => e.Value.Incarnation != incarnation).Select(e => (e.Key, e.Value.Migration))];
 
     /// <summary>The actors frozen for longer than <paramref name="age"/>, with the migration that froze each.</summary>
     public IReadOnlyList<(GrainId Actor, Guid Migration)> FrozenLongerThan(TimeSpan age) =>
@@ -95,9 +103,11 @@ internal sealed class MigrationGate
         return true;
     }
 
-    private sealed class Frozen(Guid migration)
+    private sealed class Frozen(Guid migration, Guid incarnation)
     {
         public Guid Migration { get; } = migration;
+
+        public Guid Incarnation { get; } = incarnation;
 
         public long Since { get; } = Environment.TickCount64;
 

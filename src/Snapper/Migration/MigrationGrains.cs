@@ -10,8 +10,11 @@ namespace Snapper.Migration;
 /// <summary>A worker's side of migrations (key = worker index, on that worker); called by the migration helpers.</summary>
 internal interface IWorkerMigrationGrain : IGrainWithIntegerKey
 {
-    /// <summary>Freezes the actor in this worker's ordering and, on its own worker, for new transactions.</summary>
-    Task Freeze(GrainId actor, Guid migration);
+    /// <summary>
+    /// Freezes the actor in this worker's ordering and, on its own worker, for new transactions, for a migration of the
+    /// master process <paramref name="incarnation"/> (<see cref="PlacementDirectory.Incarnation"/>).
+    /// </summary>
+    Task Freeze(GrainId actor, Guid migration, Guid incarnation);
 
     /// <summary>Ends the freeze of migration <paramref name="migration"/> (committed or rolled back).</summary>
     Task Release(GrainId actor, Guid migration);
@@ -59,9 +62,9 @@ internal sealed class WorkerMigrationGrain(
     PactService pacts, MigrationGate gate, MigrationInbox inbox, PlacementDirectory directory, ActorDirectory actors,
     ActorPlacementMap map, WriteAheadLog log, Coordination.ActTidSource tids, ILogger<WorkerMigrationGrain> logger) : SnapperSystemGrain, IWorkerMigrationGrain
 {
-    public Task Freeze(GrainId actor, Guid migration)
+    public Task Freeze(GrainId actor, Guid migration, Guid incarnation)
     {
-        pacts.Freeze(actor, migration);
+        pacts.Freeze(actor, migration, incarnation);
         return Task.CompletedTask;
     }
 

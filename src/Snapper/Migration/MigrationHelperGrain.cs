@@ -123,7 +123,7 @@ internal sealed class MigrationHelperGrain(
         try
         {
             var sentToSource = global.Freeze(actor, migration, source);
-            await Task.WhenAll(frozen.Select(w => w.Freeze(actor, migration))).WaitAsync(bound);
+            await Task.WhenAll(frozen.Select(w => w.Freeze(actor, migration, directory.Incarnation))).WaitAsync(bound);
             if (testHooks.AfterMigrationFreeze?.Invoke(actor) is { } held)
             {
                 await held;

@@ -51,6 +51,12 @@ internal sealed class PlacementDirectory
     /// <summary>Grows by one with every migration the master commits.</summary>
     public long Version { get; private set; }
 
+    /// <summary>
+    /// This process's identity, new at every start: the master's tells a worker whether a freeze came from a helper of the
+    /// master running now, or of one that crashed (whose migration can no longer go on).
+    /// </summary>
+    public Guid Incarnation { get; } = Guid.NewGuid();
+
     // Completed on the master and embedded silos at once, on a worker once it has read the master's copy.
     private readonly TaskCompletionSource _read = new(TaskCreationOptions.RunContinuationsAsynchronously);
 
@@ -79,7 +85,7 @@ internal sealed class PlacementDirectory
     {
         lock (_gate)
         {
-            return new DirectorySnapshot(Version, [.. _map.Moved.Select(e => new MovedActor(e.Key, e.Value))]);
+            return new DirectorySnapshot(Version, [.. _map.Moved.Select(e => new MovedActor(e.Key, e.Value))], Incarnation);
         }
     }
 
@@ -157,7 +163,7 @@ internal sealed class PlacementDirectory
 
 /// <summary>A copy of the placement directory as the master sends it.</summary>
 [GenerateSerializer, Immutable, Alias("snapper.migration.directory")]
-internal sealed record DirectorySnapshot([property: Id(0)] long Version, [property: Id(1)] MovedActor[] Moved);
+internal sealed record DirectorySnapshot([property: Id(0)] long Version, [property: Id(1)] MovedActor[] Moved, [property: Id(2)] Guid MasterIncarnation);
 
 /// <summary>An actor that lives on <see cref="Worker"/> rather than its home.</summary>
 [GenerateSerializer, Immutable, Alias("snapper.migration.moved")]

@@ -148,11 +148,11 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     /// Freezes <paramref name="actor"/> for a migration in this silo's ordering: under the emission lock, so once this
     /// returns no local batch that declares it is emitted here until it is released (see <see cref="Migration.MigrationGate"/>).
     /// </summary>
-    public void Freeze(GrainId actor, Guid migration)
+    public void Freeze(GrainId actor, Guid migration, Guid incarnation)
     {
         lock (_gate)
         {
-            _migrations.Freeze(actor, migration);
+            _migrations.Freeze(actor, migration, incarnation);
         }
     }
 

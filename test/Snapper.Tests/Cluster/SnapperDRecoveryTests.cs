@@ -221,21 +221,102 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
     }
 
     [Fact]
-    public async Task A_migration_to_a_worker_that_is_down_is_rolled_back_and_the_actor_serves_on_with_its_state()
+    public async Task A_migration_to_a_worker_that_is_down_is_refused_and_changes_nothing()
     {
         var (a, b) = (OnWorker(0), OnWorker(0));
         await Fund(a, b);
         await StopAsync(2);
+        await Eventually(() => Services(0).GetRequiredService<ClusterRoster>().WorkerSilo(1) is null, "the master sees worker 1 gone");
 
         var refused = await Assert.ThrowsAsync<MigrationException>(() => _cluster.Client.MigrateAsync(Account(a), 1));
-        Assert.Equal(MigrationFailure.RolledBack, refused.Reason);
+        Assert.Equal(MigrationFailure.WorkerUnavailable, refused.Reason);
         Assert.Equal(0, await _cluster.Client.WorkerOfAsync(Account(a)));
+        await Account(a).StartTxn(Account(a).Transfer, new Transfer(1, b, 10m), ActorAccessInfo.Of(Account(a), Account(b)));
+        Assert.Equal(90m, await BalanceOf(a));
+        await StartAsync(2);
+    }
 
-        // Released everywhere that answered: a local PACT and an ACT on it run at once.
+    [Fact]
+    public async Task A_migration_whose_target_stops_after_the_freeze_is_rolled_back_and_the_actor_serves_on_with_its_state()
+    {
+        var (a, b) = (OnWorker(0), OnWorker(0));
+        await Fund(a, b);
+        var frozen = new TaskCompletionSource();
+        var release = new TaskCompletionSource();
+        _hooks.AfterMigrationFreeze = actor =>
+        {
+            if (actor != Account(a).GetGrainId())
+            {
+                return null;
+            }
+
+            frozen.TrySetResult();
+            return release.Task;
+        };
+
+        try
+        {
+            // Every worker froze the actor; then its target stops, and the hand-over goes to a worker that is gone.
+            var migration = _cluster.Client.MigrateAsync(Account(a), 1);
+            await frozen.Task.WaitAsync(TimeSpan.FromSeconds(60));
+            await StopAsync(2);
+            release.SetResult();
+            var refused = await Assert.ThrowsAsync<MigrationException>(() => migration);
+            Assert.Equal(MigrationFailure.RolledBack, refused.Reason);
+        }
+        finally
+        {
+            _hooks.AfterMigrationFreeze = null;
+            release.TrySetResult();
+        }
+
+        // Released everywhere that answered: a local PACT and an ACT on it run at once, on its own worker.
+        Assert.Equal(0, await _cluster.Client.WorkerOfAsync(Account(a)));
         await Account(a).StartTxn(Account(a).Transfer, new Transfer(1, b, 10m), ActorAccessInfo.Of(Account(a), Account(b)));
         await Account(a).StartTxn(Account(a).Transfer, new Transfer(2, b, 10m));
         Assert.Equal(80m, await BalanceOf(a));
         await StartAsync(2);
+    }
+
+    [Fact]
+    public async Task A_freeze_left_by_a_master_killed_mid_migration_ends_once_the_master_is_back_and_the_actor_serves_where_it_was()
+    {
+        var (a, b) = (OnWorker(0), OnWorker(0));
+        await Fund(a, b);
+        var frozen = new TaskCompletionSource();
+        _hooks.AfterMigrationFreeze = actor =>
+        {
+            if (actor != Account(a).GetGrainId())
+            {
+                return null;
+            }
+
+            frozen.TrySetResult();
+            return new TaskCompletionSource().Task; // the helper never goes on: its silo dies
+        };
+
+        try
+        {
+            _ = _cluster.Client.MigrateAsync(Account(a), 1);
+            await frozen.Task.WaitAsync(TimeSpan.FromSeconds(60));
+            _running.Remove(0);
+            await _cluster.KillSiloAsync(_silos[0]);
+        }
+        finally
+        {
+            _hooks.AfterMigrationFreeze = null;
+        }
+
+        Assert.True(Services(1).GetRequiredService<Snapper.Migration.MigrationGate>().IsFrozen(Account(a).GetGrainId()));
+        await StartAsync(0);
+
+        // Nothing was committed: the restarted master's directory keeps the actor on worker 0, whose freeze ends at its
+        // first read of that directory (long before the stale-freeze bound of 10 x ExecutionTimeout), and a transfer
+        // that met the freeze is resubmitted by StartTxn until it commits.
+        await Account(a).StartTxn(Account(a).Transfer, new Transfer(1, b, 10m), ActorAccessInfo.Of(Account(a), Account(b)));
+        await Account(a).StartTxn(Account(a).Transfer, new Transfer(2, b, 10m));
+        Assert.Equal(80m, await BalanceOf(a));
+        Assert.Equal(0, await _cluster.Client.WorkerOfAsync(Account(a)));
     }
 
     /// <summary>
