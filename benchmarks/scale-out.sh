@@ -86,6 +86,8 @@ for mix in "${mix_list[@]}"; do
       --cluster-data "$data" --scale-out "$steady" --actors "$actors" --txnsize 4 "${modes[@]}" --out "$out/$mix" 2>&1 | tee "$out/$mix.log"; then
     failed+=("$mix")
   fi
+  # The operator's view of the result: the workers up and the actors each hosts now.
+  deploy/cluster-rebalance.sh --data "$data" --dry-run 2>&1 | tee -a "$out/$mix.log" || failed+=("$mix (cluster-rebalance.sh --dry-run)")
 done
 stop_cluster
 

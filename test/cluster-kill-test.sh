@@ -2,12 +2,14 @@
 # The cluster kill test: a master and two workers as separate processes (deploy/cluster-start.sh, their own Redis
 # port and data folder), a client (test/Snapper.ClusterKillCheck) moving money between accounts on both workers with
 # local and global ACTs and PACTs, and, under that load, worker 1 SIGKILLed and restarted, then the master the same
-# way. Then the load stops and the client checks every operation against the accounts: each acknowledged one is on all
-# its accounts, no aborted one is anywhere, each is all-or-nothing, money is conserved. The cluster is stopped however
+# way. Meanwhile the client moves random accounts between the workers with live migrations (--migrations loops), so the
+# kills also cut migrations short: at the source, at the target, and at the master whose helpers run them. Then the
+# load stops and the client checks every operation against the accounts: each acknowledged one is on all its
+# accounts, no aborted one is anywhere, each is all-or-nothing, money is conserved. The cluster is stopped however
 # the test ends. Exits 0 when the check passed and the load went on after each restart, 1 otherwise.
 #
 #   test/cluster-kill-test.sh [--data DIR] [--redis-port P] [--silo-port P] [--gateway-port G] [--seed N]
-#                             [--commits N] [--no-kill] [--trx FILE]
+#                             [--commits N] [--migrations N] [--no-kill] [--trx FILE]
 #
 #   --data DIR        test folder: DIR/cluster (the silos' data and logs), DIR/client (the client's files)
 #                     (default data/cluster-kill-test; the silos start with --fresh, the client's folder is emptied)
@@ -17,6 +19,8 @@
 #   --seed N          the load's random seed (default 1)
 #   --commits N       commits to wait for before the first kill and after each restart, a twentieth of them of each
 #                     kind (ACT/PACT x local/global) (default 1000)
+#   --migrations N    migration loops beside the load, each moving one account at a time (default 2; 0 for none);
+#                     before the first kill and after each restart the script also waits for --commits / 100 moves
 #   --no-kill         the same phases without killing anything: a check of the test itself, must pass
 #   --trx FILE        also write the result as a one-test .trx file (CI counts it)
 #
@@ -28,7 +32,7 @@ repo="$(pwd)"
 # shellcheck source=trx.sh
 source "$repo/test/trx.sh"
 
-data="$repo/data/cluster-kill-test" redis_port=6392 silo_port=11211 gateway_port=30100 seed=1 commits=1000 kill=1 trx=""
+data="$repo/data/cluster-kill-test" redis_port=6392 silo_port=11211 gateway_port=30100 seed=1 commits=1000 migrations=2 kill=1 trx=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --data) data="${2:?--data needs a folder}"; shift 2 ;;
@@ -37,13 +41,14 @@ while [ $# -gt 0 ]; do
     --gateway-port) gateway_port="${2:?}"; shift 2 ;;
     --seed) seed="${2:?}"; shift 2 ;;
     --commits) commits="${2:?}"; shift 2 ;;
+    --migrations) migrations="${2:?}"; shift 2 ;;
     --no-kill) kill=0; shift ;;
     --trx) trx="${2:?--trx needs a file}"; shift 2 ;;
     -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "error: unknown option '$1' (see --help)" >&2; exit 2 ;;
   esac
 done
-for n in "$redis_port" "$silo_port" "$gateway_port" "$seed" "$commits"; do
+for n in "$redis_port" "$silo_port" "$gateway_port" "$seed" "$commits" "$migrations"; do
   [[ "$n" =~ ^[0-9]+$ ]] || { echo "error: '$n' is not a number" >&2; exit 2; }
 done
 mkdir -p "$data"
@@ -130,7 +135,7 @@ fi
 gateways="$(sed -n 's/^gateway=//p' "$cluster/run/worker-0.info"),$(sed -n 's/^gateway=//p' "$cluster/run/worker-1.info")"
 
 note "starting the client (gateways $gateways, seed $seed)"
-dotnet "$client_dll" --gateways "$gateways" --workers 2 --dir "$run" --seed "$seed" --max-load 900 --response-timeout 20 --read-timeout 90 \
+dotnet "$client_dll" --gateways "$gateways" --workers 2 --dir "$run" --seed "$seed" --migrations "$migrations" --max-load 900 --response-timeout 20 --read-timeout 90 \
   >"$run/client.out" 2>&1 &
 client_pid=$!
 
@@ -150,7 +155,7 @@ kinds=(act_local act_global pact_local pact_global)
 wait_commits() {
   local why="$1" bound="$2" deadline kind behind
   local -A base=()
-  for kind in committed "${kinds[@]}"; do base[$kind]="$(field "$kind")"; done
+  for kind in committed migrated "${kinds[@]}"; do base[$kind]="$(field "$kind")"; done
   deadline=$((SECONDS + bound))
   while :; do
     behind=""
@@ -158,6 +163,7 @@ wait_commits() {
     for kind in "${kinds[@]}"; do
       [ $(($(field "$kind") - ${base[$kind]:-0})) -ge $((commits / 20)) ] || behind+=" $kind"
     done
+    [ "$migrations" -eq 0 ] || [ $(($(field migrated) - ${base[migrated]:-0})) -ge $((commits / 100)) ] || behind+=" migrated"
     if [ -z "$behind" ]; then
       note "$commits more commits $why: $(cut -d' ' -f2- "$run/progress")"
       return 0
