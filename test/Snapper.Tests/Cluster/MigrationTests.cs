@@ -32,26 +32,7 @@ public sealed class MigrationTests(SnapperDFixture fixture, ITestOutputHelper ou
 
     private Task<AccountState> SnapshotOf(long id) => Account(id).StartTxn(Account(id).Snapshot, 0, ActorAccessInfo.Of(Account(id)));
 
-    /// <summary>
-    /// Holds the next migration of account <paramref name="id"/> once every worker froze it: <c>Frozen</c> completes
-    /// then, and the migration goes on when the test completes <c>Release</c> (and clears the hook).
-    /// </summary>
-    private (TaskCompletionSource Frozen, TaskCompletionSource Release) HoldAfterFreeze(long id)
-    {
-        var frozen = new TaskCompletionSource();
-        var release = new TaskCompletionSource();
-        fixture.Hooks.AfterMigrationFreeze = actor =>
-        {
-            if (actor != Account(id).GetGrainId())
-            {
-                return null;
-            }
-
-            frozen.TrySetResult();
-            return release.Task;
-        };
-        return (frozen, release);
-    }
+    private (TaskCompletionSource Frozen, TaskCompletionSource Release) HoldAfterFreeze(long id) => fixture.Hooks.HoldAfterFreeze(Account(id).GetGrainId());
 
     private bool ActiveOn(int worker, long id) => fixture.WorkerServices(worker).GetRequiredService<ActorDirectory>().Contains(Account(id).GetGrainId());
 

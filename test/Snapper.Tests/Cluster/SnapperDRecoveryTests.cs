@@ -241,18 +241,7 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
     {
         var (a, b) = (OnWorker(0), OnWorker(0));
         await Fund(a, b);
-        var frozen = new TaskCompletionSource();
-        var release = new TaskCompletionSource();
-        _hooks.AfterMigrationFreeze = actor =>
-        {
-            if (actor != Account(a).GetGrainId())
-            {
-                return null;
-            }
-
-            frozen.TrySetResult();
-            return release.Task;
-        };
+        var (frozen, release) = _hooks.HoldAfterFreeze(Account(a).GetGrainId());
 
         try
         {
@@ -283,17 +272,8 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
     {
         var (a, b) = (OnWorker(0), OnWorker(0));
         await Fund(a, b);
-        var frozen = new TaskCompletionSource();
-        _hooks.AfterMigrationFreeze = actor =>
-        {
-            if (actor != Account(a).GetGrainId())
-            {
-                return null;
-            }
-
-            frozen.TrySetResult();
-            return new TaskCompletionSource().Task; // the helper never goes on: its silo dies
-        };
+        // Never released: the helper does not go on before its silo dies.
+        var (frozen, _) = _hooks.HoldAfterFreeze(Account(a).GetGrainId());
 
         try
         {
