@@ -91,6 +91,17 @@ public class ClusterFixture : IAsyncLifetime
     internal virtual SnapperTestHooks? Hooks => null;
 }
 
+/// <summary>A silo whose execution bound (60 s) outlasts any lock wait a test stages, so lock bounds decide alone.</summary>
+public sealed class LockBoundsClusterFixture : ClusterFixture
+{
+    protected override void Configure(SnapperOptions options)
+    {
+        options.ExecutionTimeout = TimeSpan.FromSeconds(60);
+        options.ParticipantTimeout = TimeSpan.FromSeconds(90);
+        options.OutcomeRetention = TimeSpan.FromMinutes(5);
+    }
+}
+
 /// <summary>A silo whose ACT reads take no locks: a deliberately broken schedule for the checker to catch.</summary>
 public sealed class UnsafeReadsClusterFixture : ClusterFixture
 {
