@@ -78,6 +78,49 @@ public sealed class WaitDieLockTests
     }
 
     [Fact]
+    public async Task A_request_behind_one_of_its_own_transaction_that_timed_out_fails_with_it()
+    {
+        var lck = new WaitDieLock();
+        await lck.AcquireAsync(10, AccessMode.ReadWrite, Bound);
+
+        // Two parallel calls of transaction 1 on this actor: the second waits for the first request.
+        var first = lck.AcquireAsync(1, AccessMode.ReadWrite, TimeSpan.FromMilliseconds(50));
+        var second = lck.AcquireAsync(1, AccessMode.ReadWrite, Bound);
+        Assert.Equal(AbortReason.LockTimeout, (await Assert.ThrowsAsync<TransactionAbortedException>(() => first)).Reason);
+
+        // Before, nothing completed the first request once it left the queue, and the second waited for ever (the guard
+        // below only keeps a regression from hanging the run; the second ends as soon as the first did).
+        var abort = await Assert.ThrowsAsync<TransactionAbortedException>(() => second.WaitAsync(Bound));
+        Assert.Equal(AbortReason.LockTimeout, abort.Reason);
+        Assert.Equal(1, abort.Tid);
+        Assert.Equal(0, lck.WaiterCount);
+        Assert.True(lck.Holds(10, AccessMode.ReadWrite));
+    }
+
+    [Fact]
+    public Task A_request_behind_one_of_its_own_is_not_granted_once_its_transaction_ended() => OnOneTurnAtATime(async () =>
+    {
+        var lck = new WaitDieLock();
+        await lck.AcquireAsync(10, AccessMode.ReadWrite, Bound);
+        var first = lck.AcquireAsync(1, AccessMode.ReadWrite, Bound);
+        var second = lck.AcquireAsync(1, AccessMode.ReadWrite, Bound);
+
+        // In one turn, as an actor would: the holder ends and grants the first request, then transaction 1 ends (its
+        // abort arrived) before the second request's continuation runs.
+        lck.Release(10);
+        lck.Release(1);
+
+        await first;
+        await Assert.ThrowsAsync<TransactionAbortedException>(() => second);
+        Assert.Equal(0, lck.HolderCount);
+        Assert.Equal(0, lck.WaiterCount);
+    });
+
+    /// <summary>Runs <paramref name="body"/> and every continuation of it one at a time, as an actor's turns run.</summary>
+    private static Task OnOneTurnAtATime(Func<Task> body) =>
+        Task.Factory.StartNew(body, CancellationToken.None, TaskCreationOptions.None, new ConcurrentExclusiveSchedulerPair().ExclusiveScheduler).Unwrap();
+
+    [Fact]
     public async Task Releasing_a_transaction_fails_its_pending_request()
     {
         var lck = new WaitDieLock();

@@ -1,3 +1,5 @@
+using System.Diagnostics;
+
 namespace Snapper.Act;
 
 /// <summary>
@@ -12,7 +14,9 @@ namespace Snapper.Act;
 /// than every conflicting holder and every queued waiter (it queues behind all of them); so no cycle of
 /// waits can form, within one actor or across actors.</item>
 /// <item>Waiters are granted strictly in queue order, as long as the head is compatible with the holders.</item>
-/// <item>Each wait has a bound; at the bound the waiter leaves the queue and its transaction aborts.</item>
+/// <item>Each wait has a bound; at the bound the waiter leaves the queue and its transaction aborts. A request of the
+/// same transaction that waits behind it (a parallel call on this actor) fails with it, so no request waits longer than
+/// its own bound, counted from when it was made.</item>
 /// <item>Nobody waits for a holder that waits for PACT batches (<see cref="HolderWaitsForBatches"/>): such a
 /// batch may itself wait for the requester on another actor (thesis §3.3.4.2), a cycle wait-die cannot see.
 /// Requesters then abort with <see cref="AbortReason.HybridDeadlock"/>, queued ones at once.</item>
@@ -123,8 +127,19 @@ internal sealed class WaitDieLock
 
     private async Task AfterEarlierRequestAsync(Task earlier, long tid, AccessMode mode, TimeSpan timeout)
     {
+        // The earlier request ends by its own bound (granted, failed, or timed out: WaitAsync fails its completion then),
+        // and this one's bound counts from now, not from when the earlier one ended.
+        var started = Stopwatch.GetTimestamp();
         await earlier;
-        await AcquireAsync(tid, mode, timeout);
+        if (!_holders.ContainsKey(tid))
+        {
+            // Granted, and released since (the transaction ended before this continuation ran): asking again would
+            // grant a lock nobody releases.
+            throw new TransactionAbortedException(tid, AbortReason.InvalidCall, "the transaction ended while it waited for a lock.");
+        }
+
+        var left = timeout - Stopwatch.GetElapsedTime(started);
+        await AcquireAsync(tid, mode, left > TimeSpan.Zero ? left : TimeSpan.Zero);
     }
 
     private async Task WaitAsync(Waiter entry, TimeSpan timeout)
@@ -136,12 +151,24 @@ internal sealed class WaitDieLock
         catch (TimeoutException) when (!entry.Completion.Task.IsCompleted)
         {
             _queue.Remove(entry);
+            var abort = new TransactionAbortedException(entry.Tid, AbortReason.LockTimeout, $"it waited longer than {timeout} for a lock.");
+
+            // Requests of the same transaction waiting for this one (AfterEarlierRequestAsync) would otherwise wait forever:
+            // nothing completes a request that left the queue. They fail with it; observed here, as none may be waiting.
+            entry.Completion.TrySetException(abort);
+            _ = entry.Completion.Task.Exception;
             GrantWaiters();
-            throw new TransactionAbortedException(entry.Tid, AbortReason.LockTimeout, $"it waited longer than {timeout} for a lock.");
+            throw abort;
         }
         catch (TimeoutException) when (entry.Completion.Task.IsCompletedSuccessfully)
         {
             // Granted between the timer firing and this continuation running: the lock is ours.
+        }
+        catch (TimeoutException) when (entry.Completion.Task.IsFaulted)
+        {
+            // Failed (released, or its holder waits for batches) between the timer firing and this continuation running:
+            // that failure, typed, rather than the timer's.
+            await entry.Completion.Task;
         }
     }
 

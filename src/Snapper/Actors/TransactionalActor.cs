@@ -420,9 +420,17 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         TxnContext context;
         try
         {
-            // From the silo's reserved range; refilling it is a grain call, bounded by Orleans' response timeout, and its
-            // failure reaches the client typed.
-            context = new TxnContext(await _runtime.ActTids.NextAsync(), TxnMode.Act, _self);
+            // From the silo's reserved range; refilling it is a grain call, bounded by ExecutionTimeout here (Orleans' own
+            // response timeout is the client's too, which would then hear nothing typed), and its failure reaches the
+            // client typed. A refill that completes later still fills the range for the next ACTs.
+            var next = _runtime.ActTids.NextAsync();
+            var tid = next.IsCompletedSuccessfully ? next.Result : await next.AsTask().WaitAsync(_runtime.Options.ExecutionTimeout);
+            context = new TxnContext(tid, TxnMode.Act, _self);
+        }
+        catch (TimeoutException)
+        {
+            throw new TransactionAbortedException(0, AbortReason.OrderingFailed,
+                $"it could not get a transaction id within {_runtime.Options.ExecutionTimeout}; nothing of it ran.");
         }
         catch (Exception exception)
         {

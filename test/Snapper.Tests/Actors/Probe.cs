@@ -60,8 +60,17 @@ public sealed record CallThenHold([property: Id(0)] long Other, [property: Id(1)
 [GenerateSerializer]
 public sealed record ReachThenRead([property: Id(0)] string Gate, [property: Id(1)] long Target);
 
+/// <summary>
+/// Report at <paramref name="Gate"/>, wait to be released, then write <paramref name="Target"/> through two calls in
+/// parallel: two requests of one transaction for the same lock.
+/// </summary>
+[GenerateSerializer]
+public sealed record ReachThenTouchTwice([property: Id(0)] string Gate, [property: Id(1)] long Target);
+
 public interface IProbe : ITransactionalActor, IGrainWithIntegerKey
 {
+    Task ReachThenTouchTwice(TxnContext ctx, ReachThenTouchTwice input);
+
     Task CallThenHold(TxnContext ctx, CallThenHold input);
 
     Task<int> ReachThenRead(TxnContext ctx, ReachThenRead input);
@@ -139,6 +148,16 @@ public sealed class Probe : ControllableActor<ProbeState>, IProbe
         Gates.Reach(input.Gate, ctx.Tid);
         await Gates.WhenReleased(input.Gate);
         return await CallActor(ctx, GrainFactory.GetGrain<IProbe>(input.Target).Read, 0);
+    }
+
+    public async Task ReachThenTouchTwice(TxnContext ctx, ReachThenTouchTwice input)
+    {
+        Gates.Reach(input.Gate, ctx.Tid);
+        await Gates.WhenReleased(input.Gate);
+        var target = GrainFactory.GetGrain<IProbe>(input.Target);
+        await Task.WhenAll(
+            CallActor(ctx, target.Touch, AccessMode.ReadWrite),
+            CallActor(ctx, target.Touch, AccessMode.ReadWrite));
     }
 
     public async Task<long> Touch(TxnContext ctx, AccessMode mode)
