@@ -54,4 +54,17 @@ internal sealed class SnapperTestHooks
     /// the returned task completes (null: at once): a test holds an actor frozen while it submits transactions to it.
     /// </summary>
     public Func<GrainId, Task?>? AfterMigrationFreeze { get; set; }
+
+    /// <summary>
+    /// Called with actor <c>actor</c> and ACT <c>tid</c> when a call of that ACT has taken its place in the actor's schedule
+    /// (let in, or waiting for the batches before it): a test learns that a parallel call got that far.
+    /// </summary>
+    public Action<GrainId, long>? ActPlaced { get; set; }
+
+    /// <summary>
+    /// A call of ACT <c>tid</c> let in on actor <c>actor</c> past the batches before it goes on (to its locks and the state)
+    /// only once the returned task completes (null: at once): a test holds one call there while another call of the same
+    /// ACT arrives on the actor.
+    /// </summary>
+    public Func<GrainId, long, Task?>? ActAdmitted { get; set; }
 }

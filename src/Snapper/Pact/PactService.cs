@@ -93,6 +93,7 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     private long _lastBid = -1;
     private readonly Coordination.TidRanges _tidRanges;
     private readonly Migration.MigrationGate _migrations;
+    private readonly SnapperTestHooks _testHooks;
 
     public PactService(IOptions<SnapperOptions> options, IGrainFactory grains, SnapperMetrics metrics, ILogger<PactService> logger,
         WriteAheadLog log, Serializer serializer, SnapperTestHooks testHooks, Cluster.ActorPlacementMap placement, Coordination.TidRanges tidRanges,
@@ -109,6 +110,7 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
         _metrics = metrics;
         _logger = logger;
         _skipHybridGate = testHooks.SkipHybridGate;
+        _testHooks = testHooks;
         _hybrid = options.Value.HybridScheduling;
         _executionTimeout = options.Value.ExecutionTimeout;
         _logWriteTimeout = options.Value.LogWriteTimeout;
@@ -160,7 +162,7 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     public long ResolvedBid => Volatile.Read(ref _resolvedBid);
 
     public ActorSchedule ScheduleOf(GrainId actor) =>
-        _schedules.GetOrAdd(actor, static (id, service) => new ActorSchedule(id, service, service, service._hybrid, service._skipHybridGate), this);
+        _schedules.GetOrAdd(actor, static (id, service) => new ActorSchedule(id, service, service, service._hybrid, service._skipHybridGate, service._testHooks), this);
 
     /// <summary>
     /// Submits a PACT to the coordinator its first actor hashes to; completes when the PACT has a tid and its batch was

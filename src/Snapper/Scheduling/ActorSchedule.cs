@@ -27,11 +27,12 @@ namespace Snapper.Scheduling;
 /// <item>Sub-batches complete (and vote, <see cref="CompletedSubBatch"/>) in start order, even a keyed one whose PACTs
 /// finished before an earlier one's: so the versions they log get seqs in bid order, the order they commit in.</item>
 /// <item>Hybrid, <see cref="HybridScheduling.SerializabilityCheck"/> (§3.3.4.1): an arriving ACT is placed after the
-/// last batch delivered here (<see cref="ActEntry.After"/>); it enters once that batch has completed here, and a
-/// batch starts only when every ACT placed before it (smaller <c>After</c>) has ended here. So an ACT never sees a
-/// half-done batch and a batch never sees an ACT's uncommitted writes; what remains (cycles across actors) is the
-/// first actor's check, fed by <see cref="Before"/> and <see cref="MinAfter"/> (batch positions, see
-/// <see cref="BatchPosition"/>: within one actor they follow the bids, since its batches are all of one worker).</item>
+/// last batch delivered here (<see cref="ActEntry.After"/>), one place per ACT, which its parallel calls share; it enters
+/// once that batch has completed here, and a batch starts only when every ACT placed before it (smaller <c>After</c>)
+/// has ended here. So an ACT never sees a half-done batch and a batch never sees an ACT's uncommitted writes; what
+/// remains (cycles across actors) is the first actor's check, fed by <see cref="Before"/> and <see cref="MinAfter"/>
+/// (batch positions, see <see cref="BatchPosition"/>: within one actor they follow the bids, since its batches are all
+/// of one worker).</item>
 /// <item>Hybrid, <see cref="HybridScheduling.CommittedBatchesOnly"/>: an ACT enters only when no batch is uncommitted
 /// here, and a batch starts only when no ACT is inside. Then every conflict edge X → Y between transactions on this
 /// actor means Y committed after X, and commit order is a serialization order across all actors.</item>
@@ -39,7 +40,8 @@ namespace Snapper.Scheduling;
 /// with its own lock held, and the opposite order would deadlock. Completed batches are reported after release.</item>
 /// </list>
 /// </remarks>
-internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBatchCompletionSink completions, HybridScheduling hybrid, bool unsafeSkipHybridGate = false)
+internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBatchCompletionSink completions, HybridScheduling hybrid, bool unsafeSkipHybridGate = false,
+    SnapperTestHooks? hooks = null)
 {
     private readonly Dictionary<long, SubBatch> _batches = new();
     private readonly Dictionary<long, PactSlot> _pacts = new();
@@ -461,41 +463,71 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     /// <see cref="HybridScheduling"/> lets it. It gives way (<see cref="AbortReason.HybridDeadlock"/>) if that takes
     /// longer than <paramref name="timeout"/>, at once for a zero timeout.
     /// </summary>
+    /// <remarks>
+    /// An ACT has one place here until it ends (<see cref="ExitAct"/>) or gives way. Parallel calls of it on this actor each ask (the
+    /// second may ask before the first has noted that it got in): they share the place the first took, let in or waiting.
+    /// A place of its own for the later call, after batches delivered meanwhile, would replace the first: those batches
+    /// would start while the ACT works here, on keys it already took, and their writes would be lost when it installs.
+    /// </remarks>
     public async Task EnterActAsync(long tid, TimeSpan timeout)
     {
         ActEntry entry;
+        bool letIn;
         lock (Gate)
         {
-            entry = new ActEntry(hybrid == HybridScheduling.SerializabilityCheck ? _actPosition : -1);
-            if (_gateOff || CanEnter(entry))
+            if (_acts.TryGetValue(tid, out var placed))
             {
-                entry.Inside = true;
-                _acts[tid] = entry;
-                return;
+                entry = placed;
+                letIn = placed.Inside;
+                if (!letIn && timeout <= TimeSpan.Zero)
+                {
+                    throw new TransactionAbortedException(tid, AbortReason.HybridDeadlock,
+                        $"actor {actor} has uncommitted PACT batches, and an ACT that already holds other actors does not wait for them.");
+                }
             }
-
-            if (timeout <= TimeSpan.Zero)
+            else
             {
-                throw new TransactionAbortedException(tid, AbortReason.HybridDeadlock,
-                    $"actor {actor} has uncommitted PACT batches, and an ACT that already holds other actors does not wait for them.");
-            }
+                entry = new ActEntry(hybrid == HybridScheduling.SerializabilityCheck ? _actPosition : -1);
+                letIn = _gateOff || CanEnter(entry);
+                if (letIn)
+                {
+                    entry.Inside = true;
+                    _acts[tid] = entry;
+                }
+                else
+                {
+                    if (timeout <= TimeSpan.Zero)
+                    {
+                        throw new TransactionAbortedException(tid, AbortReason.HybridDeadlock,
+                            $"actor {actor} has uncommitted PACT batches, and an ACT that already holds other actors does not wait for them.");
+                    }
 
-            entry.Admitted = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-            _acts[tid] = entry;
+                    entry.Admitted = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+                    _acts[tid] = entry;
+                }
+            }
+        }
+
+        hooks?.ActPlaced?.Invoke(actor, tid);
+        if (letIn)
+        {
+            await HeldByTestAsync(tid);
+            return;
         }
 
         try
         {
-            await entry.Admitted.Task.WaitAsync(timeout);
+            await entry.Admitted!.Task.WaitAsync(timeout);
         }
         catch (TimeoutException)
         {
             var completed = new List<CompletedSubBatch>();
             lock (Gate)
             {
-                if (!entry.Inside)
+                // Placed but never let in: batches placed after it may now start. (Only this place: a call sharing it
+                // that timed out first removed it already, and a later call may have taken a new one.)
+                if (!entry.Inside && _acts.TryGetValue(tid, out var current) && ReferenceEquals(current, entry))
                 {
-                    // Placed but never let in: batches placed after it may now start.
                     _acts.Remove(tid);
                     Pump(completed);
                 }
@@ -508,7 +540,12 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
                     $"the PACT batches scheduled before it on actor {actor} did not {(hybrid == HybridScheduling.SerializabilityCheck ? "complete" : "commit")} within {timeout}.");
             }
         }
+
+        await HeldByTestAsync(tid);
     }
+
+    /// <summary>A test may hold an ACT's call here, let in and not yet using the state (<see cref="SnapperTestHooks.ActAdmitted"/>).</summary>
+    private Task HeldByTestAsync(long tid) => hooks?.ActAdmitted?.Invoke(actor, tid) ?? Task.CompletedTask;
 
     /// <summary>
     /// An ACT that entered ended here. <paramref name="maxBefore"/> is its max(BeforeSet) if it committed (none

@@ -211,6 +211,32 @@ public sealed class ActorScheduleTests
         await batchAfter;
     }
 
+    /// <summary>
+    /// Two calls of one ACT on an actor ask to enter it (parallel calls: the second asks before the first has noted that it
+    /// is in), with a batch delivered between the two. The ACT keeps the one place the first call took: the batch is
+    /// after it, and does not start while the ACT works here. (A second place, after that batch, replaced the first, and
+    /// let the batch run over keys the ACT had taken: its write was lost when the ACT installed its copy.)
+    /// </summary>
+    [Fact]
+    public async Task Parallel_calls_of_one_act_share_its_place_and_a_batch_delivered_between_them_waits_for_it()
+    {
+        var schedule = Create();
+        schedule.Attach(new KeyedVersions());
+        await schedule.EnterActAsync(500, TimeSpan.FromMinutes(1)); // let in at once: no batch before it
+        schedule.Deliver(10, -1, [Keyed(10, "k")]);
+
+        var second = schedule.EnterActAsync(500, TimeSpan.FromMinutes(1));
+        Assert.True(second.IsCompletedSuccessfully); // already in: the second call goes on at once
+        Assert.Equal((Snapper.Hybrid.BatchPosition.None, -1L), schedule.Before(500));
+
+        schedule.Deliver(11, 10, [Keyed(11, "z")]); // anything that moves the schedule on
+        var batchAfter = schedule.EnterAsync(10);
+        Assert.False(batchAfter.IsCompleted);
+
+        schedule.ExitAct(500, Snapper.Hybrid.BatchPosition.None);
+        await batchAfter;
+    }
+
     [Fact]
     public void Committing_a_batch_forgets_its_pacts()
     {
