@@ -115,13 +115,14 @@ merge_tagged() {
 }
 
 failed=()
-# run_step NAME LOG RUNNER-ARGS...: one runner invocation against the running cluster, its console kept in LOG.
+# run_step NAME LOG RUNNER-ARGS...: one runner invocation against the running cluster, its console kept in LOG. Each cell
+# runs once (the runner repeats cells 3 times by default): the sweep has dozens of cells and its ratios are read per step.
 run_step() {
   local name="$1" log="$2"
   shift 2
   note "$name"
   if ! dotnet run -c Release --project benchmarks/Snapper.Runner --no-build -- \
-      --cluster-data "$data" --txnsize 4 --txn-dist-level 2 "${timing[@]}" "$@" 2>&1 | tee "$log"; then
+      --cluster-data "$data" --txnsize 4 --txn-dist-level 2 --repeat 1 "${timing[@]}" "$@" 2>&1 | tee "$log"; then
     failed+=("$name")
   fi
 }

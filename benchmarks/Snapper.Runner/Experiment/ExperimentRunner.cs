@@ -11,7 +11,7 @@ namespace Snapper.Runner.Experiment;
 /// (thesis §3.4.1.3). Only committed transactions count toward throughput and latency. Against a cluster folder, a
 /// <see cref="UsageProbe"/> measures what each silo used over the measured epochs.
 /// </summary>
-public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings, ILogger<ExperimentRunner> logger, UsageProbe? usage = null)
+public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings, ILogger<ExperimentRunner> logger, UsageProbe? usage = null, bool embedded = false)
 {
     /// <summary>Longest the runner waits for in-flight transactions after the last epoch.</summary>
     private static readonly TimeSpan DrainBound = TimeSpan.FromSeconds(60);
@@ -50,6 +50,7 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
         using var batches = new PactBatchStats();
         using var log = new LogStats();
         UsageProbe.Mark? usageStart = null;
+        ProcessCost.Mark? costStart = null;
         for (var e = 0; e < settings.Epochs; e++)
         {
             if (e == settings.WarmupEpochs)
@@ -57,6 +58,7 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
                 batches.Record();
                 log.Record();
                 usageStart = usage?.Start();
+                costStart = embedded ? ProcessCost.Mark.Take() : null;
             }
 
             var clock = Stopwatch.StartNew();
@@ -79,6 +81,11 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
         IReadOnlyList<SiloUsage> used = usageStart is null ? [] : usage!.Since(usageStart);
         var committedMeasured = recorders.Sum(r => Enumerable.Range(settings.WarmupEpochs, settings.MeasuredEpochs).Sum(r.CommittedIn));
         var (logBytes, fsyncs) = log.PerTransaction(committedMeasured);
+        var cost = costStart?.Since(committedMeasured);
+        if (cost is { } spent)
+        {
+            progress.Report($"{label} | {spent}");
+        }
         if (batches.Summary() is { } batchSummary)
         {
             progress.Report($"{label} | {batchSummary}");
@@ -90,7 +97,7 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
             logger.LogWarning("{Label}: transactions still in flight {Bound} after the last epoch", label, DrainBound);
         }
 
-        return Summarize(workload, mode, pipeline, recorders, measuredTime) with { LogBytesPerTxn = logBytes, FsyncsPerTxn = fsyncs, Usage = used };
+        return Summarize(workload, mode, pipeline, recorders, measuredTime) with { LogBytesPerTxn = logBytes, FsyncsPerTxn = fsyncs, Usage = used, Cost = cost };
     }
 
     private RunResult Summarize(IWorkload workload, BenchmarkMode mode, int pipeline, LoopRecorder[] recorders, TimeSpan measuredTime)

@@ -8,8 +8,10 @@ namespace Snapper.Runner.Experiment;
 /// at a workload point, found by short probes before the measured run. Probes double the pipeline from 1 and stop once
 /// two probes in a row fail to beat the best by <see cref="MinGain"/>, once p99 latency passes <see cref="P99Bound"/>
 /// (more in flight past that point only queues), or at <see cref="Largest"/>. A probe of a second moves by 10-40 % on
-/// this machine, so the two best pipelines are probed once more and the one with the higher mean of its two probes wins.
-/// With fsync logging the best pipeline of SmallBank PACTs and ACTs differs tenfold (PACT 512, ACT 4-64), so a fixed
+/// this machine, so the two best pipelines are probed once more. The run then takes the smallest pipeline probed whose
+/// throughput is within <see cref="NearBest"/> of the best mean: past the knee more in flight adds queueing, not
+/// throughput (each PACT waits behind more batches), so a pipeline a few percent below the best can have a fraction of
+/// its p99. With fsync logging the best pipeline of SmallBank PACTs and ACTs differs tenfold (PACT 512, ACT 4-64), so a fixed
 /// default misjudges one mode or the other.
 /// </summary>
 public sealed class PipelineSearch(ExperimentRunner probeRunner)
@@ -22,6 +24,12 @@ public sealed class PipelineSearch(ExperimentRunner probeRunner)
 
     /// <summary>Gain over the best so far that counts as throughput still rising.</summary>
     public const double MinGain = 0.05;
+
+    /// <summary>
+    /// How far below the best probed throughput a smaller pipeline may be and still be chosen: about the spread of two
+    /// probes of the same pipeline here, so the choice among pipelines the probes cannot tell apart goes to the shortest queue.
+    /// </summary>
+    public const double NearBest = 0.10;
 
     /// <summary>A p99 above this ends the search: the pipeline is past the point where more in flight helps.</summary>
     public static readonly TimeSpan P99Bound = TimeSpan.FromMilliseconds(250);
@@ -75,8 +83,17 @@ public sealed class PipelineSearch(ExperimentRunner probeRunner)
             await Probe(pipeline);
         }
 
-        var chosen = finalists.MaxBy(pipeline => measured[pipeline].Average());
-        progress.Report($"  pipeline search for {mode}: {string.Join(", ", probes)} -> {chosen.ToString(CultureInfo.InvariantCulture)}");
+        var chosen = Choose(measured.ToDictionary(m => m.Key, m => m.Value.Average()));
+        var highest = measured.MaxBy(m => m.Value.Average()).Key;
+        progress.Report($"  pipeline search for {mode}: {string.Join(", ", probes)} -> {chosen.ToString(CultureInfo.InvariantCulture)}" +
+            (chosen == highest ? "" : $" (highest {highest.ToString(CultureInfo.InvariantCulture)}; {chosen.ToString(CultureInfo.InvariantCulture)} is within {NearBest:P0} of it)"));
         return chosen;
+    }
+
+    /// <summary>The smallest pipeline whose mean committed rate is within <see cref="NearBest"/> of the highest mean.</summary>
+    public static int Choose(IReadOnlyDictionary<int, double> meanPerSecond)
+    {
+        var best = meanPerSecond.Values.Max();
+        return meanPerSecond.Where(m => m.Value >= best * (1 - NearBest)).Min(m => m.Key);
     }
 }

@@ -23,7 +23,8 @@ public sealed record RunResult(
     double LogBytesPerTxn = double.NaN,
     double FsyncsPerTxn = double.NaN,
     IReadOnlyList<SiloUsage>? Usage = null,
-    RepeatSpread? Spread = null)
+    RepeatSpread? Spread = null,
+    ProcessCost? Cost = null)
 {
     public double AbortRate => Committed + Aborted == 0 ? 0 : (double)Aborted / (Committed + Aborted);
 

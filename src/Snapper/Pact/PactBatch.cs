@@ -1,7 +1,7 @@
 namespace Snapper.Pact;
 
 /// <summary>A batch as its coordinator tracks it until it commits or aborts (thesis §3.3.2.4).</summary>
-internal sealed class PactBatch(long bid, long lastTid, GrainId[] participants)
+internal sealed class PactBatch(long bid, long lastTid, GrainId[] participants, TaskCompletionSource<SnapperException?>? outcome = null)
 {
     public long Bid { get; } = bid;
 
@@ -60,5 +60,5 @@ internal sealed class PactBatch(long bid, long lastTid, GrainId[] participants)
     /// Completes with null when the batch commits, with the abort of the PACT that failed it, or with
     /// <see cref="TransactionInDoubtException"/> when its commit record may or may not be on disk.
     /// </summary>
-    public TaskCompletionSource<SnapperException?> Outcome { get; } = new(TaskCreationOptions.RunContinuationsAsynchronously);
+    public TaskCompletionSource<SnapperException?> Outcome { get; } = outcome ?? new(TaskCreationOptions.RunContinuationsAsynchronously);
 }

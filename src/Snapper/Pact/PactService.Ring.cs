@@ -116,11 +116,12 @@ internal sealed partial class PactService
         {
             token.NextTid = bid;
             var subBatches = new Dictionary<GrainId, List<Scheduling.PactAccess>>();
+            var outcome = new TaskCompletionSource<SnapperException?>(TaskCreationOptions.RunContinuationsAsynchronously);
             tickets = new PactTicket[pacts.Count];
             for (var i = 0; i < pacts.Count; i++)
             {
                 var tid = token.NextTid++;
-                tickets[i] = new PactTicket(tid, bid);
+                tickets[i] = new PactTicket(tid, bid) { Outcome = outcome.Task };
                 foreach (var (actor, accesses) in pacts[i].AccessInfo.Accesses)
                 {
                     if (!subBatches.TryGetValue(actor, out var list))
@@ -139,7 +140,7 @@ internal sealed partial class PactService
                 // flips the map before it releases the freeze, so a PACT that waited in the ring sees the new map here).
                 if (!pacts.Any(MustReroute))
                 {
-                    Register(new PactBatch(bid, bid + pacts.Count - 1, [.. subBatches.Keys]), subBatches, token);
+                    Register(new PactBatch(bid, bid + pacts.Count - 1, [.. subBatches.Keys], outcome), subBatches, token);
                     break;
                 }
             }

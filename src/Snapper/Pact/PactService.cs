@@ -249,6 +249,11 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     /// <summary>The outcome of a PACT's batch: null if it committed, else why it aborted or that it is in doubt.</summary>
     public Task<SnapperException?> OutcomeAsync(PactTicket ticket)
     {
+        if (ticket.Outcome is { } known)
+        {
+            return known; // completed by whatever resolves the batch: commit, abort or in doubt
+        }
+
         lock (_gate)
         {
             if (_uncommitted.TryGetValue(ticket.Bid, out var batch))

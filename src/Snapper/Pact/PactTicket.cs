@@ -8,4 +8,10 @@ internal readonly record struct PactTicket(long Tid, long Bid)
 
     /// <summary>For a global PACT, the workers its declaration touches (bit k: worker k).</summary>
     public long Workers { get; init; }
+
+    /// <summary>
+    /// The outcome of the ticket's batch, for a local PACT (null for a global one, whose part is found by its bid): its
+    /// first actor awaits it without taking the ordering lock, which the token holder keeps while it emits a batch.
+    /// </summary>
+    public Task<SnapperException?>? Outcome { get; init; }
 }

@@ -128,7 +128,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     /// </summary>
     public void Deliver(long bid, long prevBid, IReadOnlyList<PactAccess> pacts, BatchPosition? position = null)
     {
-        var completed = new List<CompletedSubBatch>();
+        List<CompletedSubBatch>? completed = null; // allocated only when a sub-batch completes
         lock (Gate)
         {
             var tids = new long[pacts.Count];
@@ -146,7 +146,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
 
             _batches[bid] = batch;
             _actPosition = Math.Max(_actPosition, bid); // ACTs arriving from now on are placed after it
-            Pump(completed);
+            Pump(ref completed);
         }
 
         Report(completed);
@@ -327,7 +327,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     /// <summary>A method of PACT <paramref name="tid"/> returned here.</summary>
     public void Exit(long tid)
     {
-        var completed = new List<CompletedSubBatch>();
+        List<CompletedSubBatch>? completed = null; // allocated only when a sub-batch completes
         lock (Gate)
         {
             if (!_pacts.TryGetValue(tid, out var slot))
@@ -339,7 +339,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
             if (slot.Running == 0 && slot.Entered >= slot.Declared)
             {
                 FinishSlot(tid, slot);
-                Pump(completed);
+                Pump(ref completed);
             }
         }
 
@@ -352,7 +352,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     /// </summary>
     public bool Finish(long tid)
     {
-        var completed = new List<CompletedSubBatch>();
+        List<CompletedSubBatch>? completed = null; // allocated only when a sub-batch completes
         bool clean;
         lock (Gate)
         {
@@ -365,7 +365,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
             if (clean)
             {
                 FinishSlot(tid, slot);
-                Pump(completed);
+                Pump(ref completed);
             }
         }
 
@@ -376,7 +376,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     /// <summary>The coordinator committed batch <paramref name="bid"/> (after every earlier batch).</summary>
     public void Commit(long bid)
     {
-        var completed = new List<CompletedSubBatch>();
+        List<CompletedSubBatch>? completed = null; // allocated only when a sub-batch completes
         lock (Gate)
         {
             if (_batches.Remove(bid, out var batch))
@@ -391,7 +391,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
             }
 
             AdmitActs();
-            Pump(completed);
+            Pump(ref completed);
         }
 
         Report(completed);
@@ -521,7 +521,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         }
         catch (TimeoutException)
         {
-            var completed = new List<CompletedSubBatch>();
+            List<CompletedSubBatch>? completed = null; // allocated only when a sub-batch completes
             lock (Gate)
             {
                 // Placed but never let in: batches placed after it may now start. (Only this place: a call sharing it
@@ -529,7 +529,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
                 if (!entry.Inside && _acts.TryGetValue(tid, out var current) && ReferenceEquals(current, entry))
                 {
                     _acts.Remove(tid);
-                    Pump(completed);
+                    Pump(ref completed);
                 }
             }
 
@@ -553,12 +553,12 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     /// </summary>
     public void ExitAct(long tid, BatchPosition maxBefore)
     {
-        var completed = new List<CompletedSubBatch>();
+        List<CompletedSubBatch>? completed = null; // allocated only when a sub-batch completes
         lock (Gate)
         {
             _acts.Remove(tid);
             _endedActsMaxBefore = BatchPosition.Max(_endedActsMaxBefore, maxBefore);
-            Pump(completed);
+            Pump(ref completed);
         }
 
         Report(completed);
@@ -658,7 +658,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         && (batch.Keyed || (batch.Index < batch.Tids.Length && batch.Tids[batch.Index] == tid));
 
     /// <summary>Moves the schedule forward as far as it can: gives turns, completes and starts sub-batches.</summary>
-    private void Pump(List<CompletedSubBatch> completed)
+    private void Pump(ref List<CompletedSubBatch>? completed)
     {
         while (true)
         {
@@ -687,7 +687,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
                 _lastCompletedBid = done.Bid;
                 done.Completed = true;
                 var (version, seq) = _versions?.BatchCompleted(done.Bid) ?? default;
-                completed.Add(new CompletedSubBatch(done.Bid, version, seq));
+                (completed ??= []).Add(new CompletedSubBatch(done.Bid, version, seq));
                 AdmitActs();
                 progressed = true;
             }
@@ -786,8 +786,13 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         return true;
     }
 
-    private void Report(List<CompletedSubBatch> completed)
+    private void Report(List<CompletedSubBatch>? completed)
     {
+        if (completed is null)
+        {
+            return;
+        }
+
         foreach (var done in completed)
         {
             completions.SubBatchCompleted(done.Bid, actor, done.Version, done.Seq);
