@@ -650,15 +650,11 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     /// from a client, or from outside any grain, is refused before it touches anything, so that nobody but Snapper can
     /// join a transaction or take a lock on an actor. <c>StartTxn</c> is the one entry point a client may call.
     /// </summary>
-    async Task IIncomingGrainCallFilter.Invoke(IIncomingGrainCallContext context)
-    {
-        if (Actors.SnapperEntryPoints.IsInternal(context.InterfaceMethod) && (context.SourceId is not { } source || source.IsClient()))
-        {
-            throw new SnapperEntryPointException(context.InterfaceMethod.Name, context.SourceId?.ToString());
-        }
-
-        await context.Invoke();
-    }
+    Task IIncomingGrainCallFilter.Invoke(IIncomingGrainCallContext context) =>
+        // Not an async method: every call into an actor passes here, and the call's own task is all there is to await.
+        Actors.SnapperEntryPoints.IsInternal(context.InterfaceMethod) && (context.SourceId is not { } source || source.IsClient())
+            ? Task.FromException(new SnapperEntryPointException(context.InterfaceMethod.Name, context.SourceId?.ToString()))
+            : context.Invoke();
 
     /// <summary>
     /// A new transaction is refused while the actor is frozen for a migration, or once it moved away. An activation left

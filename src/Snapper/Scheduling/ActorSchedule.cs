@@ -314,6 +314,11 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     /// <summary>Lets in every waiting PACT that now heads the queues of all the keys it waits for.</summary>
     private void WakeLaneHeads()
     {
+        if (_lanes.Count == 0)
+        {
+            return; // no keyed sub-batch here: the common case, on every PACT's exit
+        }
+
         foreach (var lane in _lanes.Values)
         {
             var tid = lane.First!.Value;
@@ -687,7 +692,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
                 _lastCompletedBid = done.Bid;
                 done.Completed = true;
                 var (version, seq) = _versions?.BatchCompleted(done.Bid) ?? default;
-                (completed ??= []).Add(new CompletedSubBatch(done.Bid, version, seq));
+                (completed ??= new(1)).Add(new CompletedSubBatch(done.Bid, version, seq));
                 AdmitActs();
                 progressed = true;
             }
