@@ -187,35 +187,54 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     /// (a key-value actor checked them), else such a PACT is refused the whole state. An ACT on a key-level actor takes
     /// the whole state for writing even to read it: ACTs holding single keys hold the actor's lock for reading.
     /// </summary>
-    private protected async Task<TState> GetStateCore(TxnContext context, AccessMode mode, bool keysChecked)
+    private protected Task<TState> GetStateCore(TxnContext context, AccessMode mode, bool keysChecked)
     {
         ArgumentNullException.ThrowIfNull(context);
-        if (context.Mode == TxnMode.Pact)
+        if (context.Mode != TxnMode.Pact)
         {
-            // A PACT's turn was granted when its call entered the schedule; the mode needs no lock. The check
-            // and the hand-out are one step under the schedule's lock: a cascading abort between them would
-            // otherwise give an aborted PACT the fresh copy the next batch is about to work on.
-            if (!keysChecked)
-            {
-                try
-                {
-                    Schedule.RequireDeclaredWhole(context.Tid);
-                }
-                catch (TransactionAbortedException abort)
-                {
-                    _runtime.Ordering.Doom(abort); // not under the gate: the PACT service calls into schedules with its own lock held
-                    throw;
-                }
-            }
+            return ActStateAsync(context, mode);
+        }
 
-            lock (Schedule.Gate)
+        // A PACT's state is handed out at once (no lock to wait for), so without an async method: this runs for every
+        // access of every PACT. Failures still reach the caller as a faulted task, as from the ACT path.
+        try
+        {
+            return Task.FromResult(PactState(context, mode, keysChecked));
+        }
+        catch (Exception exception)
+        {
+            return Task.FromException<TState>(exception);
+        }
+    }
+
+    private TState PactState(TxnContext context, AccessMode mode, bool keysChecked)
+    {
+        // A PACT's turn was granted when its call entered the schedule; the mode needs no lock. The check
+        // and the hand-out are one step under the schedule's lock: a cascading abort between them would
+        // otherwise give an aborted PACT the fresh copy the next batch is about to work on.
+        if (!keysChecked)
+        {
+            try
             {
-                return Schedule.IsRunning(context.Tid)
-                    ? _core.State.ForPact(mode)
-                    : throw new TransactionNotActiveException(context.Tid, "it is not running a method on this actor (it ended, or the context was kept).");
+                Schedule.RequireDeclaredWhole(context.Tid);
+            }
+            catch (TransactionAbortedException abort)
+            {
+                _runtime.Ordering.Doom(abort); // not under the gate: the PACT service calls into schedules with its own lock held
+                throw;
             }
         }
 
+        lock (Schedule.Gate)
+        {
+            return Schedule.IsRunning(context.Tid)
+                ? _core.State.ForPact(mode)
+                : throw new TransactionNotActiveException(context.Tid, "it is not running a method on this actor (it ended, or the context was kept).");
+        }
+    }
+
+    private async Task<TState> ActStateAsync(TxnContext context, AccessMode mode)
+    {
         var txn = Participant.RequireActive(context);
         var unlocked = mode == AccessMode.Read && _runtime.TestHooks.SkipReadLocks && !KeyLevelConcurrency;
         var lockMode = KeyLevelConcurrency ? AccessMode.ReadWrite : mode;
