@@ -54,11 +54,15 @@ public static class ChartOutput
         var xs = best.Select(xOf).Distinct().Order().ToArray();
         var written = new List<string>();
 
+        // Colors by series, not left to the plot: it takes the next palette color per item added, and whiskers and labels
+        // are items too, so with three points per line every line came out in the same color.
+        var palette = new ScottPlot.Palettes.Category10();
         var throughput = new Plot();
         foreach (var (name, index) in series.Select((name, index) => (name, index)))
         {
             var points = best.Where(r => SeriesOf(r) == name).OrderBy(xOf).ToArray();
             var line = throughput.Add.Scatter(points.Select(xOf).ToArray(), points.Select(r => Log(r.CommittedPerSecond)).ToArray());
+            line.Color = palette.GetColor(index);
             line.LegendText = name;
             line.MarkerSize = 9;
             line.MarkerShape = Markers[index % Markers.Length];
@@ -82,6 +86,7 @@ public static class ChartOutput
             var points = best.Where(r => SeriesOf(r) == name).OrderBy(xOf).ToArray();
             var pointXs = points.Select(xOf).ToArray();
             var p50 = latency.Add.Scatter(pointXs, points.Select(r => r.P50Ms).ToArray());
+            p50.Color = palette.GetColor(index);
             p50.LegendText = $"{name} p50";
             p50.MarkerSize = 7;
             p50.MarkerShape = Markers[index % Markers.Length];

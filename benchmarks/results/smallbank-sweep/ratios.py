@@ -4,7 +4,8 @@ file; prints a markdown table per logging setting: median (min-max) of each rati
 import csv, os, statistics, sys
 from collections import defaultdict
 
-here = os.path.dirname(os.path.abspath(__file__))
+# A sweep folder as the argument (another sweep with the same columns); this script's own folder by default.
+here = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
 rows = list(csv.DictReader(open(os.path.join(here, "repetitions.csv"))))
 cell = {}
 for r in rows:

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Committed txn/s per mode and Zipf, median (min-max of the repetitions) [pipeline], p50/p99 ms, from results.csv."""
-import csv, os
-here = os.path.dirname(os.path.abspath(__file__))
+import csv, os, sys
+# A sweep folder as the argument (another sweep with the same columns); this script's own folder by default.
+here = sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__))
 rows = list(csv.DictReader(open(os.path.join(here, "results.csv"))))
 modes = ["NT", "ACT", "PACT", "Hybrid", "OrleansTxn"]
 cells = {}

@@ -287,6 +287,13 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
                 var keyLock = _core.KeyLocks.Of(key);
                 if (!keyLock.Holds(txn.Tid, mode))
                 {
+                    if (txn.Phase != Actors.ActorTxnPhase.Active)
+                    {
+                        // Ended between the grant of the previous key and this continuation: its end released what it had
+                        // asked for, and a lock asked for now would have nobody to release it.
+                        throw (SnapperException?)txn.Doomed ?? new TransactionNotActiveException(txn.Tid, "it ended while it took its key locks.");
+                    }
+
                     txn.LockedKeys.Add(key); // before the wait: ending the transaction withdraws the request too
                     await keyLock.AcquireAsync(txn.Tid, mode, _runtime.Options.LockWaitTimeout);
                 }

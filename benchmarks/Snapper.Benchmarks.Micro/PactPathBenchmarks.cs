@@ -1,0 +1,88 @@
+using BenchmarkDotNet.Attributes;
+using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Hosting;
+using Orleans.Metadata;
+using Snapper.Actors;
+using Snapper.Hosting;
+using Snapper.Hybrid;
+using Snapper.Pact;
+using Snapper.Scheduling;
+
+namespace Snapper.Benchmarks.Micro;
+
+/// <summary>
+/// What one PACT costs an actor's schedule: its sub-batch delivered, its turn taken, its method's exit, the batch's
+/// commit. Every actor a PACT declares pays this once (a SmallBank MultiTransfer: five times), under the schedule's lock.
+/// </summary>
+[MemoryDiagnoser]
+public class ScheduleBenchmarks
+{
+    /// <summary>The PACT service as a schedule sees it, doing nothing: the schedule's own cost only.</summary>
+    private sealed class NoBatches : IBatchStatus, IBatchCompletionSink
+    {
+        public long ResolvedBid { get; set; } = -1;
+
+        public BatchPosition EmissionFrontier(BatchPosition atLeast) => atLeast;
+
+        public Task<bool> WhenResolvedAsync(long bid) => Task.FromResult(true);
+
+        public bool IsResolved(BatchPosition position) => true;
+
+        public void SubBatchCompleted(long bid, GrainId actor, object? version, long seq)
+        {
+        }
+    }
+
+    private readonly NoBatches _batches = new();
+    private ActorSchedule _schedule = null!;
+    private long _bid;
+
+    [GlobalSetup]
+    public void Setup() => _schedule = new ActorSchedule(GrainId.Create("bench", "a"), _batches, _batches, HybridScheduling.SerializabilityCheck);
+
+    [Benchmark]
+    public Task OnePactBatch()
+    {
+        var bid = ++_bid;
+        _schedule.Deliver(bid, bid - 1, [(bid, 1)]);
+        var turn = _schedule.EnterAsync(bid);
+        _schedule.Exit(bid);
+        _schedule.Finish(bid);
+        _schedule.Commit(bid);
+        _batches.ResolvedBid = bid;
+        return turn;
+    }
+}
+
+/// <summary>
+/// A reference to Snapper's internal call interface of an actor, made for every call between actors: through
+/// <c>GetGrain&lt;T&gt;(GrainId)</c>, which resolves the interface type from the CLR type each time, against the
+/// interface type resolved once (what <c>SnapperRuntime.Callee</c> does).
+/// </summary>
+[MemoryDiagnoser]
+public class GrainReferenceBenchmarks
+{
+    private IHost _client = null!;
+    private IGrainFactory _grains = null!;
+    private GrainInterfaceType _callee;
+    private GrainId _actor;
+
+    [GlobalSetup]
+    public void Setup()
+    {
+        // A client host that is never started: its grain factory makes references without a connection.
+        _client = Host.CreateDefaultBuilder().UseOrleansClient(client => client.UseLocalhostClustering()).Build();
+        _grains = _client.Services.GetRequiredService<IGrainFactory>();
+        _callee = _client.Services.GetRequiredService<GrainInterfaceTypeResolver>().GetGrainInterfaceType(typeof(IActorCallee));
+        _actor = GrainId.Create("bench", "a");
+    }
+
+    [GlobalCleanup]
+    public void Cleanup() => _client.Dispose();
+
+    [Benchmark(Baseline = true)]
+    public IActorCallee ResolvedEachTime() => _grains.GetGrain<IActorCallee>(_actor);
+
+    [Benchmark]
+    public IActorCallee ResolvedOnce() => (IActorCallee)_grains.GetGrain(_actor, _callee);
+}
