@@ -81,8 +81,8 @@ public class GrainReferenceBenchmarks
     public void Cleanup() => _client.Dispose();
 
     [Benchmark(Baseline = true)]
-    public IActorCallee ResolvedEachTime() => _grains.GetGrain<IActorCallee>(_actor);
+    public object ResolvedEachTime() => _grains.GetGrain<IActorCallee>(_actor);
 
     [Benchmark]
-    public IActorCallee ResolvedOnce() => (IActorCallee)_grains.GetGrain(_actor, _callee);
+    public object ResolvedOnce() => (IActorCallee)_grains.GetGrain(_actor, _callee);
 }
