@@ -20,7 +20,7 @@ public class ScheduleBenchmarks
     /// <summary>The PACT service as a schedule sees it, doing nothing: the schedule's own cost only.</summary>
     private sealed class NoBatches : IBatchStatus, IBatchCompletionSink
     {
-        public long ResolvedBid { get; set; } = -1;
+        public long ResolvedBid { get; set; }
 
         public BatchPosition EmissionFrontier(BatchPosition atLeast) => atLeast;
 
@@ -43,6 +43,7 @@ public class ScheduleBenchmarks
     [Benchmark]
     public Task OnePactBatch()
     {
+        // Each batch's prev_bid is the one before, committed and resolved: its PACT has the turn at once.
         var bid = ++_bid;
         _schedule.Deliver(bid, bid - 1, [(bid, 1)]);
         var turn = _schedule.EnterAsync(bid);
