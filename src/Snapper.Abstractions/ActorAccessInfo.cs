@@ -17,8 +17,17 @@ namespace Snapper;
 [GenerateSerializer, Alias("snapper.access-info")]
 public sealed class ActorAccessInfo
 {
+    /// <summary>An empty declaration; add the actors with <see cref="Add(IAddressable, int)"/>.</summary>
+    public ActorAccessInfo()
+        : this(0)
+    {
+    }
+
+    /// <summary>An empty declaration with room for <paramref name="actors"/> actors, for a caller that knows how many it declares.</summary>
+    public ActorAccessInfo(int actors) => Accesses = new Dictionary<GrainId, int>(actors);
+
     /// <summary>Declared number of accesses per actor.</summary>
-    [Id(0)] public Dictionary<GrainId, int> Accesses { get; init; } = new();
+    [Id(0)] public Dictionary<GrainId, int> Accesses { get; init; }
 
     /// <summary>
     /// The keys declared per actor, for the actors declared by key (absent: declared whole). Keys are Orleans-serializable
@@ -81,7 +90,7 @@ public sealed class ActorAccessInfo
     /// <summary>One access to each actor; an actor named twice is declared twice.</summary>
     public static ActorAccessInfo Of(params IAddressable[] actors)
     {
-        var info = new ActorAccessInfo();
+        var info = new ActorAccessInfo(actors.Length);
         foreach (var actor in actors)
         {
             info.Add(actor);

@@ -138,7 +138,7 @@ public sealed class SmallBankWorkload : IWorkload
     private static Task Pact(GrainReferences<ISnapperAccount> accounts, TransferPlan input)
     {
         var account = accounts[input.From];
-        var accesses = new ActorAccessInfo().Add(account);
+        var accesses = new ActorAccessInfo(1 + input.Transfer.To.Length).Add(account);
         foreach (var to in input.Transfer.To)
         {
             accesses.Add(accounts[to]);

@@ -10,6 +10,12 @@ internal sealed class PactBatch(long bid, long lastTid, GrainId[] participants, 
 
     public GrainId[] Participants { get; } = participants;
 
+    /// <summary>
+    /// The participants' schedules in this silo, index for index with <see cref="Participants"/>, kept from delivery so
+    /// that committing does not look each one up again (set when the batch is registered, local batches and global parts alike).
+    /// </summary>
+    public Scheduling.ActorSchedule[]? Schedules { get; set; }
+
     /// <summary>For a worker's part of a global batch: its gbid (else -1). Its PACTs keep their global tids (<see cref="GlobalTids"/>).</summary>
     public long Gbid { get; init; } = -1;
 

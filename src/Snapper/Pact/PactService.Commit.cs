@@ -253,9 +253,9 @@ internal sealed partial class PactService
             _uncommitted.Remove(bid);
             _lastCommittedBid = bid;
             AdvanceResolvedBid();
-            foreach (var actor in batch.Participants)
+            for (var i = 0; i < batch.Participants.Length; i++)
             {
-                ScheduleOf(actor).Commit(bid);
+                (batch.Schedules?[i] ?? ScheduleOf(batch.Participants[i])).Commit(bid);
             }
 
             ForgetDooms(batch);

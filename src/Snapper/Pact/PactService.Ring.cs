@@ -1,3 +1,4 @@
+using System.Runtime.InteropServices;
 using Microsoft.Extensions.Logging;
 using Snapper.Coordination;
 
@@ -115,7 +116,15 @@ internal sealed partial class PactService
         while (true)
         {
             token.NextTid = bid;
-            var subBatches = new Dictionary<GrainId, List<Scheduling.PactAccess>>();
+
+            // Sized for the usual case, where the batch's PACTs share no actor: one sub-batch of one PACT per declared actor.
+            var declared = 0;
+            foreach (var pact in pacts)
+            {
+                declared += pact.AccessInfo.Accesses.Count;
+            }
+
+            var subBatches = new Dictionary<GrainId, List<Scheduling.PactAccess>>(declared);
             var outcome = new TaskCompletionSource<SnapperException?>(TaskCreationOptions.RunContinuationsAsynchronously);
             tickets = new PactTicket[pacts.Count];
             for (var i = 0; i < pacts.Count; i++)
@@ -124,10 +133,8 @@ internal sealed partial class PactService
                 tickets[i] = new PactTicket(tid, bid) { Outcome = outcome.Task };
                 foreach (var (actor, accesses) in pacts[i].AccessInfo.Accesses)
                 {
-                    if (!subBatches.TryGetValue(actor, out var list))
-                    {
-                        subBatches[actor] = list = [];
-                    }
+                    ref var list = ref CollectionsMarshal.GetValueRefOrAddDefault(subBatches, actor, out _);
+                    list ??= new List<Scheduling.PactAccess>(1);
 
                     list.Add(new Scheduling.PactAccess(tid, accesses, pacts[i].AccessInfo.KeysOf(actor)));
                 }
@@ -195,12 +202,21 @@ internal sealed partial class PactService
             _notCommitting.Enqueue(batch);
         }
 
+        // Participants were taken from subBatches' keys, and an unchanged dictionary enumerates in the same order.
+        var schedules = new Scheduling.ActorSchedule[batch.Participants.Length];
+        var index = 0;
         foreach (var (actor, list) in subBatches)
         {
-            var prev = token.PrevBid.GetValueOrDefault(actor, -1);
-            token.PrevBid[actor] = batch.Bid;
-            _prevBidCount = token.PrevBid.Count;
-            ScheduleOf(actor).Deliver(batch.Bid, prev, list, batch.Position);
+            // One lookup: the actor's previous bid is read and replaced in place.
+            ref var last = ref CollectionsMarshal.GetValueRefOrAddDefault(token.PrevBid, actor, out var known);
+            var prev = known ? last : -1;
+            last = batch.Bid;
+            var schedule = schedules[index++] = ScheduleOf(actor);
+            schedule.Deliver(batch.Bid, prev, list, batch.Position);
         }
+
+        batch.Schedules = schedules;
+
+        _prevBidCount = token.PrevBid.Count;
     }
 }

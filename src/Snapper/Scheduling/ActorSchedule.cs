@@ -139,8 +139,9 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
 
             Array.Sort(tids);
             var batch = new SubBatch(bid, prevBid, tids, position ?? BatchPosition.Embedded(bid));
-            foreach (var pact in pacts)
+            for (var i = 0; i < pacts.Count; i++) // by index: a foreach over the interface would box its enumerator
             {
+                var pact = pacts[i];
                 _pacts[pact.Tid] = new PactSlot(batch, pact.Accesses, pact.Keys);
             }
 
