@@ -614,14 +614,15 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     internal static bool MovedActivation(OrleansMessageRejectionException rejected) =>
         rejected is not SiloUnavailableException && rejected.Message.StartsWith("Forwarding failed", StringComparison.Ordinal);
 
-    private async Task<object?> CallCore(TxnContext context, GrainId actor, string method, object? input, bool isInternal = false)
+    // Not async itself: each mode's own async method is the only state machine a call allocates on the way out.
+    private Task<object?> CallCore(TxnContext context, GrainId actor, string method, object? input, bool isInternal = false)
     {
         var request = new CallRequest(context, method, input, isInternal);
-        if (context.Mode == TxnMode.Pact)
-        {
-            return await CallPactAsync(context, actor, request);
-        }
+        return context.Mode == TxnMode.Pact ? CallPactAsync(context, actor, request) : CallActAsync(context, actor, request);
+    }
 
+    private async Task<object?> CallActAsync(TxnContext context, GrainId actor, CallRequest request)
+    {
         var txn = Participant.RequireActive(context);
         txn.OutstandingCalls++;
         CallResponse response;

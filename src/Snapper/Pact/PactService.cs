@@ -201,21 +201,34 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
         }
     }
 
-    private async Task<PactTicket> SubmitOnceAsync(GrainId root, ActorAccessInfo accessInfo)
+    // Not async while the ordering queue has room (the usual case): the caller awaits the ticket itself.
+    private Task<PactTicket> SubmitOnceAsync(GrainId root, ActorAccessInfo accessInfo)
     {
         if (!IsLocal(accessInfo))
         {
-            return await SubmitGlobalAsync(root, accessInfo);
+            return SubmitGlobalAsync(root, accessInfo);
         }
 
         // Backpressure: a submission takes a place in the silo's ordering queue first, and gives it back when its PACT
         // was drained into a batch (or withdrawn), so that a ring slower than the load slows the submitters down.
-        if (!await _queueRoom.WaitAsync(_executionTimeout))
+        var room = _queueRoom.WaitAsync(_executionTimeout);
+        return room.IsCompletedSuccessfully && room.Result ? Enqueue(root, accessInfo) : EnqueueWhenRoomAsync(room, root, accessInfo);
+    }
+
+    private async Task<PactTicket> EnqueueWhenRoomAsync(Task<bool> room, GrainId root, ActorAccessInfo accessInfo)
+    {
+        if (!await room)
         {
             throw new TransactionAbortedException(0, AbortReason.OrderingFailed,
                 $"the PACT ordering queue stayed full ({_queueCapacity}) for {_executionTimeout}; nothing of it ran.");
         }
 
+        return await Enqueue(root, accessInfo);
+    }
+
+    /// <summary>Queues a PACT that holds a place in the ordering queue at its coordinator; completes when it is ordered.</summary>
+    private Task<PactTicket> Enqueue(GrainId root, ActorAccessInfo accessInfo)
+    {
         var coordinator = _ring[root.GetUniformHashCode() % (uint)_ring.Length];
         var pending = coordinator.Enqueue(accessInfo);
 
@@ -226,7 +239,7 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
             Pass(token, coordinator.Index);
         }
 
-        return await pending.Ticket.Task;
+        return pending.Ticket.Task;
     }
 
     /// <summary>
