@@ -58,6 +58,7 @@ public static class ChartOutput
         // are items too, so with three points per line every line came out in the same color.
         var palette = new ScottPlot.Palettes.Category10();
         var throughput = new Plot();
+        var labels = new List<PointLabel>();
         foreach (var (name, index) in series.Select((name, index) => (name, index)))
         {
             var points = best.Where(r => SeriesOf(r) == name).OrderBy(xOf).ToArray();
@@ -71,13 +72,17 @@ public static class ChartOutput
             {
                 Range(throughput, xOf(r), r, line.Color, xs);
                 // Log-scale axes label only decades; the value itself is what a reader compares.
-                Label(throughput, r.CommittedPerSecond.ToString("N0", CultureInfo.InvariantCulture), xOf(r), Log(r.CommittedPerSecond), line.Color,
-                    above: index % 2 == 0);
+                labels.Add(new PointLabel(xOf(r), Log(r.CommittedPerSecond), r.CommittedPerSecond.ToString("N0", CultureInfo.InvariantCulture), line.Color));
             }
         }
 
         LogTicks(throughput);
         Decorate(throughput, $"{title}: committed transactions per second (log scale)", axisName, "committed txn/s", xs);
+        var low = best.Min(r => Log(r.Spread?.MinPerSecond ?? r.CommittedPerSecond));
+        var high = best.Max(r => Log(r.Spread?.MaxPerSecond ?? r.CommittedPerSecond));
+        var margin = Math.Max(high - low, 0.5) * 0.15;
+        throughput.Axes.SetLimitsY(low - margin, high + margin);
+        PlaceLabels(throughput, labels, high - low + 2 * margin);
         written.Add(Save(throughput, directory, $"{file}-throughput.png"));
 
         var latency = new Plot();
@@ -214,14 +219,35 @@ public static class ChartOutput
         LabelFormatter = y => Math.Pow(10, y).ToString("N0", CultureInfo.InvariantCulture),
     };
 
-    /// <summary>A value label on a point; neighbouring modes alternate above and below their lines so close lines stay readable.</summary>
-    private static void Label(Plot plot, string text, double x, double y, Color color, bool above)
+    /// <summary>A point's value label, before it is placed: the point (x, and y on the chart's log axis), its text and its line's color.</summary>
+    private readonly record struct PointLabel(double X, double Y, string Text, Color Color);
+
+    /// <summary>
+    /// Places the value labels of a line chart so that none covers another where lines run close (PACT, Hybrid and ACT
+    /// within 10 % of each other drew their values on top of each other). Per x, from the highest point down: a label
+    /// goes above its point if it stays clear of the labels placed so far, else below its point and below the label
+    /// placed last. Above or below, not beside: a label beside its point sits on the line leaving it, and at the last x
+    /// runs past the plot's edge. <paramref name="span"/> is the y axis' span in data units, to convert pixels.
+    /// </summary>
+    private static void PlaceLabels(Plot plot, IReadOnlyList<PointLabel> labels, double span)
     {
-        var label = plot.Add.Text(text, x, y);
-        label.LabelFontSize = 12;
-        label.LabelFontColor = color;
-        label.LabelAlignment = above ? Alignment.LowerCenter : Alignment.UpperCenter;
-        label.LabelOffsetY = above ? -6 : 6;
+        // The chart is 560 px tall, of which title, ticks and axis label take about 110; a 12 pt label is about 16 px.
+        const double PlotPixels = 450, LabelPixels = 17, GapPixels = 5;
+        var height = span * LabelPixels / PlotPixels;
+        var gap = span * GapPixels / PlotPixels;
+        foreach (var column in labels.GroupBy(l => l.X))
+        {
+            var floor = double.PositiveInfinity; // the lowest y that the points and labels placed so far in this column take
+            foreach (var point in column.OrderByDescending(l => l.Y))
+            {
+                var bottom = point.Y + gap + height <= floor ? point.Y + gap : Math.Min(point.Y - gap, floor) - height;
+                var label = plot.Add.Text(point.Text, point.X, bottom);
+                label.LabelFontSize = 12;
+                label.LabelFontColor = point.Color;
+                label.LabelAlignment = Alignment.LowerCenter;
+                floor = Math.Min(bottom, point.Y - gap);
+            }
+        }
     }
 
     private static string Value(RunResult r, string key) => r.Parameters.FirstOrDefault(p => p.Key == key).Value ?? "0";
