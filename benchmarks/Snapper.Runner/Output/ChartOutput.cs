@@ -231,8 +231,8 @@ public static class ChartOutput
     /// </summary>
     private static void PlaceLabels(Plot plot, IReadOnlyList<PointLabel> labels, double span)
     {
-        // The chart is 560 px tall, of which title, ticks and axis label take about 110; a 12 pt label is about 16 px.
-        const double PlotPixels = 450, LabelPixels = 17, GapPixels = 5;
+        // Title, ticks and axis label take about 110 px of the chart's height; a 12 pt label is about 16 px.
+        const double PlotPixels = ChartHeight - 110, LabelPixels = 17, GapPixels = 5;
         var height = span * LabelPixels / PlotPixels;
         var gap = span * GapPixels / PlotPixels;
         foreach (var column in labels.GroupBy(l => l.X))
@@ -271,10 +271,13 @@ public static class ChartOutput
         plot.ShowLegend(Edge.Right);
     }
 
+    /// <summary>Every chart's size in pixels; label placement converts pixels to data units with the height.</summary>
+    private const int ChartWidth = 900, ChartHeight = 560;
+
     private static string Save(Plot plot, string directory, string name)
     {
         var path = Path.Combine(directory, name);
-        plot.SavePng(path, 900, 560);
+        plot.SavePng(path, ChartWidth, ChartHeight);
         return path;
     }
 }
