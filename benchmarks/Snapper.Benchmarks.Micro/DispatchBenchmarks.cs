@@ -37,7 +37,7 @@ public class DispatchBenchmarks
     public async Task<object?> DirectCall() => await ((ICounterActor)_actor).Add(_context, (int)_input);
 
     [Benchmark]
-    public Task<object?> CompiledTable() => _table.Resolve(nameof(ICounterActor.Add), _input).Invoke(_actor, _context, _input);
+    public ValueTask<object?> CompiledTable() => _table.Resolve(nameof(ICounterActor.Add), _input).Invoke(_actor, _context, _input);
 
     [Benchmark]
     public async Task<object?> Reflection() => await (Task<int>)_method.Invoke(_actor, [_context, _input])!;

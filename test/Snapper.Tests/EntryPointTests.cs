@@ -22,7 +22,7 @@ public sealed class EntryPointTests(ClusterFixture fixture)
         var forged = new TxnContext(1, TxnMode.Act, probe.GetGrainId());
 
         var refused = await Assert.ThrowsAsync<SnapperEntryPointException>(() =>
-            Grains.GetGrain<IActorCallee>(probe.GetGrainId()).ExecuteCall(new CallRequest(forged, nameof(IProbe.Increment), 5)));
+            Grains.GetGrain<IActorCallee>(probe.GetGrainId()).ExecuteCall(new CallRequest(forged, nameof(IProbe.Increment), 5)).AsTask());
         Assert.Equal(nameof(IActorCallee.ExecuteCall), refused.Method);
 
         // Nothing was locked or changed: an ACT and a PACT on the actor commit at once.

@@ -7,6 +7,9 @@ namespace Snapper.Actors;
 /// </summary>
 internal interface IActorCallee : IGrain
 {
-    /// <summary>Runs one method of a transaction that is already running.</summary>
-    Task<CallResponse> ExecuteCall(CallRequest request);
+    /// <summary>
+    /// Runs one method of a transaction that is already running. A value task: a callee's method usually finishes
+    /// before it returns, and then neither side allocates a task for the call.
+    /// </summary>
+    ValueTask<CallResponse> ExecuteCall(CallRequest request);
 }

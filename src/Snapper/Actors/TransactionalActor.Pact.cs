@@ -30,15 +30,21 @@ public abstract partial class TransactionalActor<TState>
         // Taken before this PACT can finish, so that a commit racing with the lines below is not missed.
         var outcome = pacts.OutcomeAsync(ticket);
         var context = new TxnContext(ticket.Tid, TxnMode.Pact, _self) { GlobalBid = Math.Max(0, ticket.Gbid), GlobalWorkers = ticket.Workers };
-        var run = RunPactMethodAsync(context, method, input);
-        if (await Task.WhenAny(run, outcome) != run)
+        var running = RunPactMethodAsync(context, method, input);
+        if (!running.IsCompleted)
         {
-            // The batch ended before this method returned: aborted by another PACT, or by the service's bound
-            // on batch execution (ExecutionTimeout) while this method was stuck.
-            throw Ended(ticket, (await outcome)!);
+            var run = running.AsTask();
+            if (await Task.WhenAny(run, outcome) != run)
+            {
+                // The batch ended before this method returned: aborted by another PACT, or by the service's bound
+                // on batch execution (ExecutionTimeout) while this method was stuck.
+                throw Ended(ticket, (await outcome)!);
+            }
+
+            running = new(run);
         }
 
-        var (result, failure, _) = await run;
+        var (result, failure, _) = await running;
         failure ??= pacts.TakeDoom(ticket.Tid);
         if (failure is null)
         {
@@ -89,7 +95,7 @@ public abstract partial class TransactionalActor<TState>
     }
 
     /// <summary>Waits for the PACT's turn on this actor, then runs the method. Entered says whether the call counted as an access here.</summary>
-    private async Task<(object? Result, TransactionAbortedException? Failure, bool Entered)> RunPactMethodAsync(
+    private async ValueTask<(object? Result, TransactionAbortedException? Failure, bool Entered)> RunPactMethodAsync(
         TxnContext context, Actors.TransactionalMethodInvoker method, object? input)
     {
         Task turn;
@@ -133,13 +139,22 @@ public abstract partial class TransactionalActor<TState>
         return (null, failure, true);
     }
 
+    /// <remarks>
+    /// The rest of this method after the call runs where the response arrived, not as a turn of this actor
+    /// (<c>ConfigureAwait(false)</c>): it only counts the call as ended and records a failure, both thread-safe (the
+    /// schedule's lock, the PACT service), and touches no state of the actor. The user method awaiting this task still
+    /// resumes on the actor's scheduler. So the calls of a PACT method cost one resumption of the actor between them (when
+    /// the method continues), as plain Orleans calls awaited together do, not one per call.
+    /// </remarks>
     private async Task<object?> CallPactAsync(TxnContext context, GrainId actor, CallRequest request)
     {
         CallResponse response;
         Schedule.CallStarted(context.Tid);
         try
         {
-            response = await _runtime.Callee(actor).ExecuteCall(request);
+#pragma warning disable ORLEANS0014 // deliberately not a turn of this actor: see the remarks above
+            response = await _runtime.Callee(actor).ExecuteCall(request).ConfigureAwait(false);
+#pragma warning restore ORLEANS0014
         }
         catch (Exception exception)
         {

@@ -382,7 +382,10 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     protected async Task<TResult> CallActor<TInput, TResult>(TxnContext context, Func<TxnContext, TInput, Task<TResult>> method, TInput input)
     {
         var actor = TransactionalMethod.TargetOf(method);
-        var result = await CallCore(context, actor.GetGrainId(), TransactionalMethod.NameOf(actor, method), input);
+        // Only a cast follows: it need not be a turn of this actor (the caller's own await resumes on the actor).
+#pragma warning disable ORLEANS0014 // deliberately not a turn of this actor: only the cast below runs there
+        var result = await CallCore(context, actor.GetGrainId(), TransactionalMethod.NameOf(actor, method), input).ConfigureAwait(false);
+#pragma warning restore ORLEANS0014
         return result is null ? default! : (TResult)result;
     }
 
@@ -409,11 +412,41 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     /// </summary>
     private protected virtual Task AfterMethodAsync(TxnContext context) => Task.CompletedTask;
 
-    /// <summary>Runs a method, then <see cref="AfterMethodAsync"/>.</summary>
-    private async Task<object?> InvokeAsync(Actors.TransactionalMethodInvoker method, TxnContext context, object? input)
+    /// <summary>
+    /// Runs a method, then <see cref="AfterMethodAsync"/>. Not async while both finish at once (a callee's method, as a
+    /// rule): no state machine and no task per call then. A method that throws before returning its task fails the
+    /// returned task, as an async method would, so callers classify every failure in one place.
+    /// </summary>
+    private ValueTask<object?> InvokeAsync(Actors.TransactionalMethodInvoker method, TxnContext context, object? input)
     {
-        var result = await method.Invoke(this, context, input);
+        try
+        {
+            var run = method.Invoke(this, context, input);
+            if (!run.IsCompletedSuccessfully)
+            {
+                return AfterRunAsync(run, context);
+            }
+
+            var result = run.Result;
+            var after = AfterMethodAsync(context);
+            return after.IsCompletedSuccessfully ? new(result) : AfterMethodThenAsync(after, result);
+        }
+        catch (Exception exception)
+        {
+            return ValueTask.FromException<object?>(exception);
+        }
+    }
+
+    private async ValueTask<object?> AfterRunAsync(ValueTask<object?> run, TxnContext context)
+    {
+        var result = await run;
         await AfterMethodAsync(context);
+        return result;
+    }
+
+    private static async ValueTask<object?> AfterMethodThenAsync(Task after, object? result)
+    {
+        await after;
         return result;
     }
 
@@ -421,15 +454,38 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         ? (InternalMethods ?? throw new TransactionalMethodNotFoundException(GetType().FullName ?? GetType().Name, request.Method)).Resolve(request.Method, request.Input)
         : _methods.Resolve(request.Method, request.Input);
 
-    async Task<TxnResponse> ITransactionalActor.StartTxn(TxnRequest request)
+    /// <remarks>
+    /// Not async itself: a PACT arriving while the log has room goes straight to <see cref="RunPactAsync"/>, one state
+    /// machine less per transaction. Every failure still reaches the caller as a failed task.
+    /// </remarks>
+    Task<TxnResponse> ITransactionalActor.StartTxn(TxnRequest request)
     {
-        var method = _methods.Resolve(request.Method, request.Input);
-        RefuseWhileMigrating();
-
-        // Backpressure from the log: a new transaction starts only when the loggers have room (see LogQueueCapacity).
         try
         {
-            await _runtime.Log.WhenRoomAsync().WaitAsync(_runtime.Options.ExecutionTimeout);
+            var method = _methods.Resolve(request.Method, request.Input);
+            RefuseWhileMigrating();
+
+            // Backpressure from the log: a new transaction starts only when the loggers have room (see LogQueueCapacity).
+            var room = _runtime.Log.WhenRoomAsync();
+            if (room.IsCompletedSuccessfully && request.AccessInfo is { } accessInfo)
+            {
+                ValidateAccessInfo(request.Method, accessInfo);
+                return RunPactAsync(method, _runtime.CopyValue(request.Input), accessInfo);
+            }
+
+            return StartWhenRoomAsync(request, method, room);
+        }
+        catch (Exception exception)
+        {
+            return Task.FromException<TxnResponse>(exception);
+        }
+    }
+
+    private async Task<TxnResponse> StartWhenRoomAsync(TxnRequest request, Actors.TransactionalMethodInvoker method, Task room)
+    {
+        try
+        {
+            await room.WaitAsync(_runtime.Options.ExecutionTimeout);
         }
         catch (TimeoutException)
         {
@@ -512,7 +568,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         }
     }
 
-    async Task<CallResponse> Actors.IActorCallee.ExecuteCall(CallRequest request)
+    async ValueTask<CallResponse> Actors.IActorCallee.ExecuteCall(CallRequest request)
     {
         var method = ResolveCall(request);
         var context = request.Context;
@@ -562,7 +618,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         Actors.ActorTransaction<TState> txn, Actors.TransactionalMethodInvoker method, object? input, TimeSpan? timeout)
     {
         txn.RunningMethods++;
-        var run = InvokeAsync(method, txn.Context, input);
+        var run = InvokeAsync(method, txn.Context, input).AsTask();
         try
         {
             var result = timeout is { } bound ? await run.WaitAsync(bound) : await run;

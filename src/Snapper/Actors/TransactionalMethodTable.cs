@@ -127,11 +127,11 @@ internal sealed class TransactionalMethodTable
 /// <summary>One transactional method: its input contract and a compiled call.</summary>
 internal sealed class TransactionalMethodInvoker
 {
-    private readonly Func<object, TxnContext, object?, Task<object?>> _invoke;
+    private readonly Func<object, TxnContext, object?, ValueTask<object?>> _invoke;
     private readonly Type _inputType;
     private readonly bool _acceptsNull;
 
-    private TransactionalMethodInvoker(MethodInfo method, Type inputType, bool acceptsNull, Func<object, TxnContext, object?, Task<object?>> invoke)
+    private TransactionalMethodInvoker(MethodInfo method, Type inputType, bool acceptsNull, Func<object, TxnContext, object?, ValueTask<object?>> invoke)
     {
         Method = method;
         _inputType = inputType;
@@ -141,7 +141,7 @@ internal sealed class TransactionalMethodInvoker
 
     public MethodInfo Method { get; }
 
-    public Task<object?> Invoke(object actor, TxnContext context, object? input) => _invoke(actor, context, input);
+    public ValueTask<object?> Invoke(object actor, TxnContext context, object? input) => _invoke(actor, context, input);
 
     public void CheckInput(object? input)
     {
@@ -172,15 +172,23 @@ internal sealed class TransactionalMethodInvoker
             ? typeof(TransactionalMethodInvoker).GetMethod(nameof(BoxVoid), BindingFlags.NonPublic | BindingFlags.Static)!
             : typeof(TransactionalMethodInvoker).GetMethod(nameof(BoxResult), BindingFlags.NonPublic | BindingFlags.Static)!
                 .MakeGenericMethod(method.ReturnType.GetGenericArguments()[0]);
-        var lambda = Expression.Lambda<Func<object, TxnContext, object?, Task<object?>>>(Expression.Call(box, call), actor, context, input);
+        var lambda = Expression.Lambda<Func<object, TxnContext, object?, ValueTask<object?>>>(Expression.Call(box, call), actor, context, input);
         return new TransactionalMethodInvoker(method, inputType, acceptsNull, lambda.Compile());
     }
 
-    private static async Task<object?> BoxVoid(Task task)
+    // A method that finished before returning its task (a callee's method, as a rule) costs no state machine and no task
+    // here; only one that is still running is awaited.
+    private static ValueTask<object?> BoxVoid(Task task) =>
+        task.IsCompletedSuccessfully ? default : AwaitVoid(task);
+
+    private static ValueTask<object?> BoxResult<T>(Task<T> task) =>
+        task.IsCompletedSuccessfully ? new(task.Result) : AwaitResult(task);
+
+    private static async ValueTask<object?> AwaitVoid(Task task)
     {
         await task;
         return null;
     }
 
-    private static async Task<object?> BoxResult<T>(Task<T> task) => await task;
+    private static async ValueTask<object?> AwaitResult<T>(Task<T> task) => await task;
 }

@@ -60,6 +60,7 @@ public sealed class ScaleOutTests(ITestOutputHelper output) : IAsyncLifetime
 
         // Every actor is on a home worker; the others are declared but not up, and moving an actor there is refused.
         Assert.Equal([0, 1], await Client.WorkersUpAsync());
+        var onHome = new[] { (await Client.ActorsOnAsync(0)).Count, (await Client.ActorsOnAsync(1)).Count };
         var before = (await Client.ActorsOnAsync(0)).Concat(await Client.ActorsOnAsync(1)).ToHashSet();
         Assert.Equal(ids.Select(id => Account(id).GetGrainId()).ToHashSet(), before);
         Assert.Empty(await Client.ActorsOnAsync(2));
@@ -77,8 +78,12 @@ public sealed class ScaleOutTests(ITestOutputHelper output) : IAsyncLifetime
         Assert.Empty(result.Failed);
         Assert.Equal(result.Planned.Count, result.Moved.Count);
         Assert.Equal(result.Planned.Count, moved);
-        Assert.Equal(Accounts / 2, result.Planned.Count);
-        Assert.All(result.Planned, move => Assert.True(move.From < HomeWorkers && move.To >= HomeWorkers));
+        // The fewest moves to an even spread: each home worker gives what it holds above its share. How the ids hash over the
+        // two home workers depends on which ids the tests before this one took (usually 8 and 8, sometimes 3 and 13), so
+        // the plan is checked against the split it started from; a worker below its share receives, it never gives.
+        const int Share = Accounts / Workers;
+        Assert.Equal(onHome.Sum(count => Math.Max(0, count - Share)), result.Planned.Count);
+        Assert.All(result.Planned, move => Assert.True(move.From < HomeWorkers && onHome[move.From] > Share && (move.To >= HomeWorkers || onHome[move.To] < Share)));
         for (var worker = 0; worker < Workers; worker++)
         {
             Assert.Equal(Accounts / Workers, (await Client.ActorsOnAsync(worker)).Count);
