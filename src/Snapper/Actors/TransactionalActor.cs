@@ -559,7 +559,12 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             }
         }
 
-        foreach (var (actor, keys) in accessInfo.Keys ?? [])
+        if (accessInfo.Keys is not { } declaredKeys)
+        {
+            return; // most PACTs declare whole actors only
+        }
+
+        foreach (var (actor, keys) in declaredKeys)
         {
             if (!accessInfo.Accesses.ContainsKey(actor) || keys is null || keys.Count == 0 || keys.Contains(null!))
             {

@@ -128,7 +128,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     /// </summary>
     public void Deliver(long bid, long prevBid, IReadOnlyList<PactAccess> pacts, BatchPosition? position = null)
     {
-        List<CompletedSubBatch>? completed = null; // allocated only when a sub-batch completes
+        var completed = default(Completions); // allocates only when more than one sub-batch completes at once
         lock (Gate)
         {
             var tids = new long[pacts.Count];
@@ -333,7 +333,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     /// <summary>A method of PACT <paramref name="tid"/> returned here.</summary>
     public void Exit(long tid)
     {
-        List<CompletedSubBatch>? completed = null; // allocated only when a sub-batch completes
+        var completed = default(Completions); // allocates only when more than one sub-batch completes at once
         lock (Gate)
         {
             if (!_pacts.TryGetValue(tid, out var slot))
@@ -358,7 +358,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     /// </summary>
     public bool Finish(long tid)
     {
-        List<CompletedSubBatch>? completed = null; // allocated only when a sub-batch completes
+        var completed = default(Completions); // allocates only when more than one sub-batch completes at once
         bool clean;
         lock (Gate)
         {
@@ -382,7 +382,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     /// <summary>The coordinator committed batch <paramref name="bid"/> (after every earlier batch).</summary>
     public void Commit(long bid)
     {
-        List<CompletedSubBatch>? completed = null; // allocated only when a sub-batch completes
+        var completed = default(Completions); // allocates only when more than one sub-batch completes at once
         lock (Gate)
         {
             if (_batches.Remove(bid, out var batch))
@@ -527,7 +527,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         }
         catch (TimeoutException)
         {
-            List<CompletedSubBatch>? completed = null; // allocated only when a sub-batch completes
+            var completed = default(Completions); // allocates only when more than one sub-batch completes at once
             lock (Gate)
             {
                 // Placed but never let in: batches placed after it may now start. (Only this place: a call sharing it
@@ -559,7 +559,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     /// </summary>
     public void ExitAct(long tid, BatchPosition maxBefore)
     {
-        List<CompletedSubBatch>? completed = null; // allocated only when a sub-batch completes
+        var completed = default(Completions); // allocates only when more than one sub-batch completes at once
         lock (Gate)
         {
             _acts.Remove(tid);
@@ -664,7 +664,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         && (batch.Keyed || (batch.Index < batch.Tids.Length && batch.Tids[batch.Index] == tid));
 
     /// <summary>Moves the schedule forward as far as it can: gives turns, completes and starts sub-batches.</summary>
-    private void Pump(ref List<CompletedSubBatch>? completed)
+    private void Pump(ref Completions completed)
     {
         while (true)
         {
@@ -693,7 +693,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
                 _lastCompletedBid = done.Bid;
                 done.Completed = true;
                 var (version, seq) = _versions?.BatchCompleted(done.Bid) ?? default;
-                (completed ??= new(1)).Add(new CompletedSubBatch(done.Bid, version, seq));
+                completed.Add(new CompletedSubBatch(done.Bid, version, seq));
                 AdmitActs();
                 progressed = true;
             }
@@ -792,16 +792,43 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         return true;
     }
 
-    private void Report(List<CompletedSubBatch>? completed)
+    private void Report(in Completions completed)
     {
-        if (completed is null)
+        if (completed.Count == 0)
         {
             return;
         }
 
-        foreach (var done in completed)
+        completions.SubBatchCompleted(completed.First.Bid, actor, completed.First.Version, completed.First.Seq);
+        if (completed.More is { } more)
         {
-            completions.SubBatchCompleted(done.Bid, actor, done.Version, done.Seq);
+            foreach (var done in more)
+            {
+                completions.SubBatchCompleted(done.Bid, actor, done.Version, done.Seq);
+            }
+        }
+    }
+
+    /// <summary>
+    /// The sub-batches one step of the schedule completed, reported after its lock is released: usually none or one, held
+    /// inline; a list only when several complete at once.
+    /// </summary>
+    private struct Completions
+    {
+        public int Count;
+        public CompletedSubBatch First;
+        public List<CompletedSubBatch>? More;
+
+        public void Add(CompletedSubBatch done)
+        {
+            if (Count++ == 0)
+            {
+                First = done;
+            }
+            else
+            {
+                (More ??= []).Add(done);
+            }
         }
     }
 
