@@ -4,7 +4,7 @@ namespace Snapper.Runner.Experiment;
 
 /// <summary>
 /// Reads the embedded silo's <c>snapper.entries.*</c> gauges: the sizes of the maps Snapper keeps for as long as the
-/// silo runs (actor schedules, the token's prev_bid map, doom marks, uncommitted batches, aborted ranges, actors,
+/// silo runs (actor schedules, doom marks, uncommitted batches, aborted ranges, actors,
 /// open commits). Gauges are only measured when asked, so each reading observes them all at that moment.
 /// </summary>
 public sealed class EntryGauges : IDisposable

@@ -270,7 +270,7 @@ internal sealed partial class PactService
             lock (_gate)
             {
                 var batch = new PactBatch(bid, bid, [.. pacts.Keys]) { Gbid = subBatch.Gbid, GlobalTids = tids, MasterEpoch = subBatch.MasterEpoch };
-                Register(batch, pacts, token);
+                Register(batch, pacts);
                 _lastGlobalEmitted = subBatch.Gbid; // with the part registered, in one step: a waiter sees both or neither
                 _globalParts[subBatch.Gbid] = bid;
                 foreach (var tid in tids)

@@ -147,7 +147,7 @@ internal sealed partial class PactService
                 // flips the map before it releases the freeze, so a PACT that waited in the ring sees the new map here).
                 if (!pacts.Any(MustReroute))
                 {
-                    Register(new PactBatch(bid, bid + pacts.Count - 1, [.. subBatches.Keys], outcome), subBatches, token);
+                    Register(new PactBatch(bid, bid + pacts.Count - 1, [.. subBatches.Keys], outcome), subBatches);
                     break;
                 }
             }
@@ -181,10 +181,10 @@ internal sealed partial class PactService
         (!_migrations.IsEmpty && _migrations.AnyFrozen(pact.AccessInfo.Accesses.Keys)) || (IsClustered && !IsLocal(pact.AccessInfo));
 
     /// <summary>
-    /// Registers an emitted batch and delivers its sub-batches, each with the actor's prev_bid from the token (under
+    /// Registers an emitted batch and delivers its sub-batches, each with the actor's prev_bid (under
     /// <see cref="_gate"/>, by the token holder, so batches are registered and delivered in bid order).
     /// </summary>
-    private void Register(PactBatch batch, Dictionary<GrainId, List<Scheduling.PactAccess>> subBatches, PactToken token)
+    private void Register(PactBatch batch, Dictionary<GrainId, List<Scheduling.PactAccess>> subBatches)
     {
         if (_lastBid < 0)
         {
@@ -207,16 +207,12 @@ internal sealed partial class PactService
         var index = 0;
         foreach (var (actor, list) in subBatches)
         {
-            // One lookup: the actor's previous bid is read and replaced in place.
-            ref var last = ref CollectionsMarshal.GetValueRefOrAddDefault(token.PrevBid, actor, out var known);
-            var prev = known ? last : -1;
-            last = batch.Bid;
             var schedule = schedules[index++] = ScheduleOf(actor);
+            var prev = schedule.LastEmittedBid;
+            schedule.LastEmittedBid = batch.Bid;
             schedule.Deliver(batch.Bid, prev, list, batch.Position);
         }
 
         batch.Schedules = schedules;
-
-        _prevBidCount = token.PrevBid.Count;
     }
 }

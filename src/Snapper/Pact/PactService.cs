@@ -68,8 +68,6 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     private readonly TimeSpan _logWriteTimeout;
     private readonly int _queueCapacity;
 
-    // The size of the token's prev_bid map as of the last emission (the token itself may be in flight), for the gauge.
-    private int _prevBidCount;
     private readonly SemaphoreSlim _queueRoom;
     private readonly HybridScheduling _hybrid;
     private readonly Cluster.ActorPlacementMap _placement;
@@ -123,7 +121,6 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
         _watchdog = TimeProvider.System.CreateTimer(_ => AbortOverdue(), null, period, period);
         _ring = Enumerable.Range(0, options.Value.Coordinators).Select(i => new PactCoordinator(i)).ToArray();
         metrics.ObserveEntries("pact.schedules", "Actor schedules of the PACT service (one per actor ever scheduled).", () => Sizes.Schedules);
-        metrics.ObserveEntries("pact.prev_bids", "Actors in the token's prev_bid map.", () => Sizes.PrevBids);
         metrics.ObserveEntries("pact.doomed", "Doom marks of failed PACTs whose batch has not resolved.", () => Sizes.Doomed);
         metrics.ObserveEntries("pact.uncommitted", "Uncommitted PACT batches.", () => Sizes.Uncommitted);
         metrics.ObserveEntries("pact.aborted_ranges", "Remembered ranges of aborted batches (bounded at 4,096).", () => Sizes.AbortedRanges);
@@ -135,13 +132,13 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     public WriteAheadLog Log { get; }
 
     /// <summary>Sizes of what this service keeps, for the soak report and tests.</summary>
-    public (int Schedules, int PrevBids, int Doomed, int Uncommitted, int AbortedRanges) Sizes
+    public (int Schedules, int Doomed, int Uncommitted, int AbortedRanges) Sizes
     {
         get
         {
             lock (_gate)
             {
-                return (_schedules.Count, _prevBidCount, _doomed.Count, _uncommitted.Count, _abortedRanges.Count);
+                return (_schedules.Count, _doomed.Count, _uncommitted.Count, _abortedRanges.Count);
             }
         }
     }

@@ -43,6 +43,14 @@ namespace Snapper.Scheduling;
 internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBatchCompletionSink completions, HybridScheduling hybrid, bool unsafeSkipHybridGate = false,
     SnapperTestHooks? hooks = null)
 {
+    /// <summary>
+    /// The last batch the PACT ring emitted to this actor (the prev_bid of the next one it emits here), -1 before the
+    /// first. Read and written only by the token holder, under the PACT service's lock and never under <see cref="Gate"/>:
+    /// bids are emitted one batch at a time, so it names an emitted batch, older ones resolved or aborted being harmless
+    /// (a schedule treats them as done).
+    /// </summary>
+    public long LastEmittedBid { get; set; } = -1;
+
     private readonly Dictionary<long, SubBatch> _batches = new();
     private readonly Dictionary<long, PactSlot> _pacts = new();
     private readonly Dictionary<long, ActEntry> _acts = new();
