@@ -412,6 +412,9 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     /// </summary>
     private protected virtual Task AfterMethodAsync(TxnContext context) => Task.CompletedTask;
 
+    /// <summary>Whether <see cref="AfterMethodAsync"/> does anything; if not, a method still running is awaited by its caller alone.</summary>
+    private protected virtual bool HasAfterMethod => false;
+
     /// <summary>
     /// Runs a method, then <see cref="AfterMethodAsync"/>. Not async while both finish at once (a callee's method, as a
     /// rule): no state machine and no task per call then. A method that throws before returning its task fails the
@@ -424,7 +427,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             var run = method.Invoke(this, context, input);
             if (!run.IsCompletedSuccessfully)
             {
-                return AfterRunAsync(run, context);
+                return HasAfterMethod ? AfterRunAsync(run, context) : run;
             }
 
             var result = run.Result;

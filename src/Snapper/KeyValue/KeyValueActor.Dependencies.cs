@@ -115,6 +115,8 @@ public abstract partial class KeyValueActor<TKey, TValue>
         return false;
     }
 
+    private protected sealed override bool HasAfterMethod => true;
+
     /// <summary>Forwards what the method changed in leader keys (thesis §5.3.3.1 step 12), one call per actor, awaited.</summary>
     private protected sealed override async Task AfterMethodAsync(TxnContext context)
     {
