@@ -133,9 +133,15 @@ public sealed class SnapperOptions
     /// <summary>
     /// Longest a commit waits for its log record to become durable. A record not confirmed by then (a stalled or failed
     /// disk) may or may not be on disk: its transactions are reported with <see cref="TransactionInDoubtException"/>,
-    /// PACT commits stop in the silo, and recovery decides after a restart. Default: 30 s.
+    /// PACT commits stop in the silo, and recovery decides after a restart. Default: 10 s.
     /// </summary>
-    public TimeSpan LogWriteTimeout { get; set; } = TimeSpan.FromSeconds(30);
+    /// <remarks>
+    /// A client hears Snapper's typed outcome only if it comes before the client's own response timeout (Orleans'
+    /// <c>ClientMessagingOptions.ResponseTimeout</c>, 30 s by default), after which it gets Orleans' untyped timeout
+    /// instead. A PACT may spend up to <see cref="ExecutionTimeout"/> running and then this long on its commit record, so
+    /// keep the two together below the clients' response timeout: the defaults, 15 s and 10 s, leave 5 s to spare.
+    /// </remarks>
+    public TimeSpan LogWriteTimeout { get; set; } = TimeSpan.FromSeconds(10);
 
     /// <summary>
     /// Most appends a logger holds queued and not yet written. New transactions wait for room before they start
