@@ -139,22 +139,13 @@ public abstract partial class TransactionalActor<TState>
         return (null, failure, true);
     }
 
-    /// <remarks>
-    /// The rest of this method after the call runs where the response arrived, not as a turn of this actor
-    /// (<c>ConfigureAwait(false)</c>): it only counts the call as ended and records a failure, both thread-safe (the
-    /// schedule's lock, the PACT service), and touches no state of the actor. The user method awaiting this task still
-    /// resumes on the actor's scheduler. So the calls of a PACT method cost one resumption of the actor between them (when
-    /// the method continues), as plain Orleans calls awaited together do, not one per call.
-    /// </remarks>
     private async Task<object?> CallPactAsync(TxnContext context, GrainId actor, CallRequest request)
     {
         CallResponse response;
         Schedule.CallStarted(context.Tid);
         try
         {
-#pragma warning disable ORLEANS0014 // deliberately not a turn of this actor: see the remarks above
-            response = await _runtime.Callee(actor).ExecuteCall(request).ConfigureAwait(false);
-#pragma warning restore ORLEANS0014
+            response = await _runtime.Callee(actor).ExecuteCall(request);
         }
         catch (Exception exception)
         {

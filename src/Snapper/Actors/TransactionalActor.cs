@@ -382,10 +382,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     protected async Task<TResult> CallActor<TInput, TResult>(TxnContext context, Func<TxnContext, TInput, Task<TResult>> method, TInput input)
     {
         var actor = TransactionalMethod.TargetOf(method);
-        // Only a cast follows: it need not be a turn of this actor (the caller's own await resumes on the actor).
-#pragma warning disable ORLEANS0014 // deliberately not a turn of this actor: only the cast below runs there
-        var result = await CallCore(context, actor.GetGrainId(), TransactionalMethod.NameOf(actor, method), input).ConfigureAwait(false);
-#pragma warning restore ORLEANS0014
+        var result = await CallCore(context, actor.GetGrainId(), TransactionalMethod.NameOf(actor, method), input);
         return result is null ? default! : (TResult)result;
     }
 
