@@ -44,6 +44,12 @@ internal sealed class SnapperTestHooks
     public Func<int, long, Task?>? DelayGlobalDelivery { get; set; }
 
     /// <summary>
+    /// Called on worker <c>worker</c> when it has taken global sub-batch <c>gbid</c> from its arrivals to merge it into its
+    /// local order, before the part is registered: a test delivers the master's abort of that batch at exactly this point.
+    /// </summary>
+    public Action<int, long>? BeforeGlobalPartMerged { get; set; }
+
+    /// <summary>
     /// The master tells worker <c>worker</c> that the global batches from <c>gbid</c> on aborted only once the returned task
     /// completes (null: at once), and not at all if it faults, as if that message were slow or lost.
     /// </summary>

@@ -20,6 +20,10 @@ namespace Snapper.Pact;
 /// committing, or, with the shortcut, a global part already voted for. A voted part is the master's: a local failure
 /// aborts only what follows it, and only the master's abort drops it.</item>
 /// <item>No local batch after a global part commits before the master decided that part (batches commit in bid order).</item>
+/// <item>The master's abort of a gbid is recorded (<see cref="_abortedGlobal"/>) and applied to its part in one step, and a
+/// part is registered only in a step that finds no abort of its gbid recorded: whichever comes first, the part is dropped
+/// (a part merged after its abort would run, be voted for, and hold every later part here behind a vote the master
+/// ignores, until this worker asks and drops the later parts the master committed).</item>
 /// </list>
 /// </remarks>
 internal sealed partial class PactService
@@ -220,6 +224,18 @@ internal sealed partial class PactService
         }
     }
 
+    /// <summary>The gbid of the last global sub-batch that arrived here, merged or still waiting for the token (-1: none).</summary>
+    public long LastGlobalArrived
+    {
+        get
+        {
+            lock (_gate)
+            {
+                return _lastGlobalArrived;
+            }
+        }
+    }
+
     private bool HasGlobalArrived
     {
         get
@@ -245,15 +261,13 @@ internal sealed partial class PactService
                     return;
                 }
 
-                if (IsGlobalAborted(subBatch.Gbid) || _commitStopped)
+                if (DroppedAsAborted(subBatch))
                 {
-                    _lastGlobalEmitted = subBatch.Gbid;
-                    FailGlobalWaiter(subBatch.Gbid, new TransactionAbortedException(subBatch.Gbid, AbortReason.CascadingAbort, $"its global batch {subBatch.Gbid} was aborted."));
                     continue;
                 }
             }
 
-            var bid = token.NextTid++;
+            _testHooks.BeforeGlobalPartMerged?.Invoke(_workerIndex, subBatch.Gbid);
             var pacts = new Dictionary<GrainId, List<Scheduling.PactAccess>>();
             foreach (var access in subBatch.Accesses)
             {
@@ -267,8 +281,17 @@ internal sealed partial class PactService
 
             var tids = subBatch.Accesses.Select(a => a.Gtid).Distinct().Order().ToArray();
             TaskCompletionSource<long>? waiter;
+            long bid;
             lock (_gate)
             {
+                // Checked again in the step that registers the part: the master's abort may have come since the check above
+                // (its own message, or carried by a later sub-batch), found no part here to drop, and only been recorded.
+                if (DroppedAsAborted(subBatch))
+                {
+                    continue;
+                }
+
+                bid = token.NextTid++;
                 var batch = new PactBatch(bid, bid, [.. pacts.Keys]) { Gbid = subBatch.Gbid, GlobalTids = tids, MasterEpoch = subBatch.MasterEpoch };
                 Register(batch, pacts);
                 _lastGlobalEmitted = subBatch.Gbid; // with the part registered, in one step: a waiter sees both or neither
@@ -284,6 +307,22 @@ internal sealed partial class PactService
             waiter?.TrySetResult(bid);
             _metrics.BatchEmitted(tids.Length);
         }
+    }
+
+    /// <summary>
+    /// Drops a sub-batch the master aborted (or that arrives after commits stopped) instead of merging it, under
+    /// <see cref="_gate"/>: counted as emitted, and whoever waits for it fails.
+    /// </summary>
+    private bool DroppedAsAborted(GlobalSubBatch subBatch)
+    {
+        if (!IsGlobalAborted(subBatch.Gbid) && !_commitStopped)
+        {
+            return false;
+        }
+
+        _lastGlobalEmitted = subBatch.Gbid;
+        FailGlobalWaiter(subBatch.Gbid, new TransactionAbortedException(subBatch.Gbid, AbortReason.CascadingAbort, $"its global batch {subBatch.Gbid} was aborted."));
+        return true;
     }
 
     private void FailGlobalWaiter(long gbid, TransactionAbortedException reason)

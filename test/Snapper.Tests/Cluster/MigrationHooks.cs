@@ -1,4 +1,6 @@
 using Snapper.Hosting;
+using Xunit;
+using Xunit.Abstractions;
 
 namespace Snapper.Tests.Cluster;
 
@@ -25,5 +27,41 @@ internal static class MigrationHooks
             return release.Task;
         };
         return (frozen, release);
+    }
+}
+
+/// <summary>Live migrations running beside a workload.</summary>
+internal static class MigrationLoad
+{
+    /// <summary>
+    /// Moves each of <paramref name="actors"/> to the other worker, again and again, until <paramref name="ended"/>; with
+    /// <paramref name="rollbacksAllowed"/>, a migration rolled back (a bound fired while it moved) is counted, not a failure.
+    /// </summary>
+    public static async Task MoveBackAndForthAsync(IGrainFactory grains, ITestOutputHelper output, ITransactionalActor[] actors, int seed,
+        CancellationToken ended, bool rollbacksAllowed = false)
+    {
+        var (moves, rolledBack) = (0, 0);
+        while (!ended.IsCancellationRequested)
+        {
+            foreach (var actor in actors)
+            {
+                try
+                {
+                    await grains.MigrateAsync(actor, 1 - await grains.WorkerOfAsync(actor));
+                    moves++;
+                }
+                catch (MigrationException) when (rollbacksAllowed)
+                {
+                    rolledBack++;
+                }
+
+                // A pause between moves, so that an actor moved again at once is not frozen for most of the run (its
+                // transactions would only be resubmitted, which this test is not about).
+                await Task.Delay(20, CancellationToken.None);
+            }
+        }
+
+        output.WriteLine($"seed {seed}: {moves} migrations of {actors.Length} actors during the run, {rolledBack} rolled back");
+        Assert.True(moves >= actors.Length);
     }
 }

@@ -183,34 +183,14 @@ public sealed class MigrationTests(SnapperDFixture fixture, ITestOutputHelper ou
     [InlineData(92, 0.9)]
     public Task Random_hybrid_histories_stay_serializable_while_their_hot_actors_move_back_and_forth(int seed, double pactFraction) =>
         Serializability.RandomRuns.RunAndCheck(fixture.Client, output, seed, Serializability.RandomRuns.Hybrid(pactFraction),
-            (hot, ended) => MoveBackAndForthAsync([.. hot.Select(id => (ITransactionalActor)fixture.Client.GetGrain<Serializability.IHistoryActor>(id))], seed, ended));
+            (hot, ended) => MigrationLoad.MoveBackAndForthAsync(fixture.Client, output, [.. hot.Select(id => (ITransactionalActor)fixture.Client.GetGrain<Serializability.IHistoryActor>(id))], seed, ended));
 
     /// <summary>The same with key-value actors at key level (keys on 8-key actors; the actors of the hot keys move).</summary>
     [Theory]
     [InlineData(93, 0.5)]
     public Task Random_key_level_histories_stay_serializable_while_their_hot_actors_move_back_and_forth(int seed, double pactFraction) =>
         Serializability.RandomRuns.RunAndCheck(fixture.Client, output, seed, Serializability.RandomRuns.Hybrid(pactFraction) with { Keyed = true, KeyLevel = true },
-            (hot, ended) => MoveBackAndForthAsync(
+            (hot, ended) => MigrationLoad.MoveBackAndForthAsync(fixture.Client, output,
                 [.. hot.Select(id => Serializability.KeyedHistoryActor.Locate(id).Grain).Distinct()
                     .Select(grain => (ITransactionalActor)fixture.Client.GetGrain<Serializability.IKeyedHistoryActor>(grain))], seed, ended));
-
-    private async Task MoveBackAndForthAsync(ITransactionalActor[] actors, int seed, CancellationToken ended)
-    {
-        var moves = 0;
-        while (!ended.IsCancellationRequested)
-        {
-            foreach (var actor in actors)
-            {
-                await fixture.Client.MigrateAsync(actor, 1 - await fixture.Client.WorkerOfAsync(actor));
-                moves++;
-
-                // A pause between moves, so that an actor moved again at once is not frozen for most of the run (its
-                // transactions would only be resubmitted, which this test is not about).
-                await Task.Delay(20, CancellationToken.None);
-            }
-        }
-
-        output.WriteLine($"seed {seed}: {moves} migrations of {actors.Length} actors during the run");
-        Assert.True(moves >= actors.Length);
-    }
 }

@@ -18,7 +18,7 @@ public class SnapperDFixture : IAsyncLifetime
 
     public IClusterClient Client => Cluster.Client;
 
-    public async Task InitializeAsync()
+    public virtual async Task InitializeAsync()
     {
         Cluster = await ClusterFixture.StartAsync(Configure, Hooks, silos: 1 + Workers, configureBySiloName: (name, o) =>
         {
@@ -95,4 +95,49 @@ public sealed class SnapperDCollection : ICollectionFixture<SnapperDFixture>
 public sealed class CommittedBatchesOnlySnapperDFixture : SnapperDFixture
 {
     protected override void Configure(SnapperOptions options) => options.HybridScheduling = HybridScheduling.CommittedBatchesOnly;
+}
+
+/// <summary>
+/// The same cluster with every bound of the protocol tight (tens to hundreds of milliseconds), so that random histories
+/// keep crossing execution, lock, prepare and decision bounds: the abort paths those bounds take run thousands of
+/// times per history instead of a few times under load.
+/// </summary>
+public sealed class TightBoundsSnapperDFixture : SnapperDFixture
+{
+    /// <summary>
+    /// A worker refuses actors until it has read the master's placement directory, within ExecutionTimeout of its start;
+    /// with the bound this tight that read may come later, so the fixture waits until an actor on each worker answers.
+    /// </summary>
+    public override async Task InitializeAsync()
+    {
+        await base.InitializeAsync();
+        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
+        for (var worker = 0; worker < Workers; worker++)
+        {
+            var probe = Client.GetGrain<Serializability.IHistoryActor>(OnWorker<Serializability.IHistoryActor>(worker, 1)[0]);
+            while (true)
+            {
+                try
+                {
+                    await probe.StartTxn(probe.Writers, 0);
+                    break;
+                }
+                catch (WorkerUnavailableException) when (DateTime.UtcNow < deadline)
+                {
+                    await Task.Delay(50);
+                }
+            }
+        }
+    }
+
+    protected override void Configure(SnapperOptions options)
+    {
+        options.ExecutionTimeout = TimeSpan.FromMilliseconds(150);
+        options.LockWaitTimeout = TimeSpan.FromMilliseconds(40);
+        options.HybridWaitTimeout = TimeSpan.FromMilliseconds(60);
+        options.PrepareTimeout = TimeSpan.FromMilliseconds(80);
+        options.ParticipantTimeout = TimeSpan.FromMilliseconds(200);
+        options.DecisionTimeout = TimeSpan.FromMilliseconds(60);
+        options.OutcomeRetention = TimeSpan.FromSeconds(30);
+    }
 }

@@ -143,3 +143,22 @@ public sealed class CommittedBatchesOnlySnapperDHistoryTests(CommittedBatchesOnl
     public Task Random_hybrid_histories_with_actors_on_both_workers_are_serializable(int seed, double pactFraction) =>
         RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction));
 }
+
+/// <summary>Hybrid histories across workers while every bound of the protocol is tight and keeps firing.</summary>
+public sealed class TightBoundsSnapperDHistoryTests(TightBoundsSnapperDFixture fixture, ITestOutputHelper output)
+    : IClassFixture<TightBoundsSnapperDFixture>
+{
+    [Theory]
+    [InlineData(87, 0.5)]
+    [InlineData(88, 0.9)]
+    public Task Random_hybrid_histories_stay_serializable_when_every_bound_fires(int seed, double pactFraction) =>
+        RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction));
+
+    /// <summary>The same while the hot actors move between the workers (a migration a bound rolls back is counted).</summary>
+    [Theory]
+    [InlineData(89, 0.5)]
+    public Task Random_hybrid_histories_stay_serializable_while_hot_actors_move_and_every_bound_fires(int seed, double pactFraction) =>
+        RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction),
+            (hot, ended) => MigrationLoad.MoveBackAndForthAsync(fixture.Client, output,
+                [.. hot.Select(id => (ITransactionalActor)fixture.Client.GetGrain<IHistoryActor>(id))], seed, ended, rollbacksAllowed: true));
+}

@@ -1,6 +1,7 @@
 using Microsoft.Extensions.DependencyInjection;
 using Snapper.Actors;
 using Snapper.Cluster;
+using Snapper.Pact;
 using Snapper.Tests.Actors;
 using Snapper.Tests.Serializability;
 using Xunit;
@@ -194,6 +195,68 @@ public sealed class SnapperDTests(SnapperDFixture fixture, ITestOutputHelper out
 
         Assert.Equal(1, await Probe(onSecond).StartTxn(Probe(onSecond).Read, 0).WaitAsync(TimeSpan.FromSeconds(20)));
         Assert.Equal(0, await Probe(root).StartTxn(Probe(root).Read, 0).WaitAsync(TimeSpan.FromSeconds(20)));
+    }
+
+    [Fact]
+    public async Task An_abort_that_reaches_a_worker_while_it_merges_the_aborted_part_drops_that_part()
+    {
+        var (root, remote) = (fixture.OnWorker<IProbe>(0, 1)[0], fixture.OnWorker<IProbe>(1, 1)[0]);
+        var bound = TimeSpan.FromSeconds(20);
+        var gate = $"merge-abort-{root}";
+        var master = fixture.MasterServices.GetRequiredService<GlobalPactService>();
+        var worker = fixture.WorkerServices(1).GetRequiredService<PactService>();
+        var delivery = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var merging = new TaskCompletionSource<long>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var merged = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var (holdDelivery, holdMerge) = (1, 1);
+        Task first;
+        try
+        {
+            // The first global PACT's root runs on worker 0 and waits at the gate (before its call to worker 1), while the
+            // batch's sub-batch to worker 1 is held back.
+            fixture.Hooks.DelayGlobalDelivery = (index, _) => index == 1 && Interlocked.Exchange(ref holdDelivery, 0) == 1 ? delivery.Task : null;
+            first = Probe(root).StartTxn(Probe(root).Hold, new Hold(gate, AccessMode.ReadWrite, ThenTouch: remote),
+                ActorAccessInfo.Of(Probe(root), Probe(remote)));
+            await Gates.WhenReached(gate);
+
+            // Worker 1 takes the sub-batch from its arrivals to merge it, and stops there (a thread preempted) while the
+            // master aborts the batch, tells both workers, and sends the next global batch, which carries the abort too.
+            fixture.Hooks.BeforeGlobalPartMerged = (index, gbid) =>
+            {
+                if (index != 1 || Interlocked.Exchange(ref holdMerge, 0) == 0)
+                {
+                    return;
+                }
+
+                master.Abort(gbid, new TransactionAbortedException(gbid, AbortReason.CascadingAbort, $"global batch {gbid} aborted by a test while worker 1 merges it"));
+                merging.TrySetResult(gbid);
+                var next = SpinWait.SpinUntil(() => worker.LastGlobalArrived > gbid, bound);
+                merged.TrySetResult();
+                Assert.True(next, "the next global batch did not reach worker 1");
+            };
+            delivery.TrySetResult();
+            var gbid = await merging.Task.WaitAsync(bound);
+            await Assert.ThrowsAsync<TransactionAbortedException>(() => first.WaitAsync(bound));
+
+            // The next global PACT on the same actors; then the first one's root goes on to call worker 1.
+            var second = Probe(root).StartTxn(Probe(root).TouchEach, new[] { remote }, ActorAccessInfo.Of(Probe(root), Probe(remote)));
+            await merged.Task.WaitAsync(bound);
+            Gates.Release(gate);
+            await second.WaitAsync(bound);
+        }
+        finally
+        {
+            fixture.Hooks.DelayGlobalDelivery = null;
+            fixture.Hooks.BeforeGlobalPartMerged = null;
+            delivery.TrySetResult();
+            Gates.Release(gate);
+        }
+
+        // Had worker 1 merged the aborted part, it would have run the first PACT's call there and voted for it, a vote the
+        // master ignores; the second batch, committed by the master, would wait behind it on worker 1 until worker 1 asked
+        // about the first, heard "aborted", and dropped both: the second PACT's write lost on `remote`.
+        Assert.Equal(1, await Probe(remote).StartTxn(Probe(remote).Read, 0).WaitAsync(bound));
+        Assert.Equal(0, await Probe(root).StartTxn(Probe(root).Read, 0).WaitAsync(bound));
     }
 
     [Fact]
