@@ -64,7 +64,6 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     private readonly Serializer _serializer;
     private readonly SnapperMetrics _metrics;
     private readonly ILogger<PactService> _logger;
-    private readonly bool _skipHybridGate;
     private readonly TimeSpan _logWriteTimeout;
     private readonly int _queueCapacity;
 
@@ -107,7 +106,6 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
         _grains = grains;
         _metrics = metrics;
         _logger = logger;
-        _skipHybridGate = testHooks.SkipHybridGate;
         _testHooks = testHooks;
         _hybrid = options.Value.HybridScheduling;
         _executionTimeout = options.Value.ExecutionTimeout;
@@ -159,7 +157,7 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     public long ResolvedBid => Volatile.Read(ref _resolvedBid);
 
     public ActorSchedule ScheduleOf(GrainId actor) =>
-        _schedules.GetOrAdd(actor, static (id, service) => new ActorSchedule(id, service, service, service._hybrid, service._skipHybridGate, service._testHooks), this);
+        _schedules.GetOrAdd(actor, static (id, service) => new ActorSchedule(id, service, service, service._hybrid, service._testHooks), this);
 
     /// <summary>
     /// Submits a PACT to the coordinator its first actor hashes to; completes when the PACT has a tid and its batch was

@@ -40,7 +40,7 @@ namespace Snapper.Scheduling;
 /// with its own lock held, and the opposite order would deadlock. Completed batches are reported after release.</item>
 /// </list>
 /// </remarks>
-internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBatchCompletionSink completions, HybridScheduling hybrid, bool unsafeSkipHybridGate = false,
+internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBatchCompletionSink completions, HybridScheduling hybrid,
     SnapperTestHooks? hooks = null)
 {
     /// <summary>
@@ -54,7 +54,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     private readonly Dictionary<long, SubBatch> _batches = new();
     private readonly Dictionary<long, PactSlot> _pacts = new();
     private readonly Dictionary<long, ActEntry> _acts = new();
-    private readonly bool _gateOff = unsafeSkipHybridGate && hybrid == HybridScheduling.CommittedBatchesOnly;
+    private readonly bool _gateOff = hooks is { SkipHybridGate: true } && hybrid == HybridScheduling.CommittedBatchesOnly;
     // Started and not completed here, in start order: one exclusive sub-batch, or keyed ones only.
     private readonly List<SubBatch> _started = new();
     // Per key used by a started keyed sub-batch: its unfinished PACTs that declared it, in the order they may use it.
