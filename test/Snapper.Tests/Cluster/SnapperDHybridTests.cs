@@ -154,6 +154,14 @@ public sealed class TightBoundsSnapperDHistoryTests(TightBoundsSnapperDFixture f
     public Task Random_hybrid_histories_stay_serializable_when_every_bound_fires(int seed, double pactFraction) =>
         RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction));
 
+    /// <summary>The same over the keys of key-value actors: at actor level, with each key replicated by a dependency, and at key level.</summary>
+    [Theory]
+    [InlineData(94, 0.5, false, false)]
+    [InlineData(95, 0.9, true, false)]
+    [InlineData(96, 0.5, false, true)]
+    public Task Random_key_value_histories_stay_serializable_when_every_bound_fires(int seed, double pactFraction, bool mirrored, bool keyLevel) =>
+        RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction) with { Keyed = true, Mirrored = mirrored, KeyLevel = keyLevel });
+
     /// <summary>The same while the hot actors move between the workers (a migration a bound rolls back is counted).</summary>
     [Theory]
     [InlineData(89, 0.5)]

@@ -49,14 +49,33 @@ public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomW
         foreach (var grain in Leaders.GroupBy(id => KeyedHistoryActor.Locate(id).Grain))
         {
             var actor = grains.GetGrain<IKeyedHistoryActor>(grain.Key);
-            await actor.StartTxn(actor.Seed, grain.Select(id => KeyedHistoryActor.Locate(id).Key).ToArray());
+            await UntilCommitted(() => actor.StartTxn(actor.Seed, grain.Select(id => KeyedHistoryActor.Locate(id).Key).ToArray()));
         }
 
         foreach (var id in Leaders)
         {
             var (grain, key) = KeyedHistoryActor.Locate(id);
             var mirror = grains.GetGrain<IKeyedHistoryActor>(KeyedHistoryActor.Locate(id + MirrorOffset).Grain);
-            await mirror.StartTxn(mirror.Mirror, new MirrorOf(grain, key));
+            await UntilCommitted(() => mirror.StartTxn(mirror.Mirror, new MirrorOf(grain, key)));
+        }
+    }
+
+    /// <summary>
+    /// Runs a set-up transaction again while it aborts (an aborted attempt left nothing behind): with tight bounds, one may
+    /// give way to a bound like any transaction of the history.
+    /// </summary>
+    private static async Task UntilCommitted(Func<Task> transaction)
+    {
+        for (var attempt = 1; ; attempt++)
+        {
+            try
+            {
+                await transaction();
+                return;
+            }
+            catch (TransactionAbortedException) when (attempt < 20)
+            {
+            }
         }
     }
 
