@@ -61,20 +61,29 @@ public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomW
     }
 
     /// <summary>
-    /// Runs a set-up transaction again while it aborts (an aborted attempt left nothing behind): with tight bounds, one may
-    /// give way to a bound like any transaction of the history.
+    /// Runs a set-up or final-read transaction again while it aborts (an aborted attempt left nothing behind): with tight
+    /// bounds, one may give way to a bound like any transaction of the history, and a final read may meet, under wait-die,
+    /// the lock of an older history transaction whose abort has not yet reached every participant (presumed abort releases
+    /// participants' locks asynchronously).
     /// </summary>
-    private static async Task UntilCommitted(Func<Task> transaction)
+    private static async Task UntilCommitted(Func<Task> transaction) => await UntilCommitted(async () =>
+    {
+        await transaction();
+        return true;
+    });
+
+    /// <inheritdoc cref="UntilCommitted(Func{Task})"/>
+    private static async Task<T> UntilCommitted<T>(Func<Task<T>> transaction)
     {
         for (var attempt = 1; ; attempt++)
         {
             try
             {
-                await transaction();
-                return;
+                return await transaction();
             }
             catch (TransactionAbortedException) when (attempt < 20)
             {
+                await Task.Delay(10 * attempt);
             }
         }
     }
@@ -119,12 +128,12 @@ public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomW
             {
                 var (grain, key) = KeyedHistoryActor.Locate(id);
                 var keyed = grains.GetGrain<IKeyedHistoryActor>(grain);
-                final[id] = await keyed.StartTxn(keyed.Writers, key);
+                final[id] = await UntilCommitted(() => keyed.StartTxn(keyed.Writers, key));
             }
             else
             {
                 var actor = grains.GetGrain<IHistoryActor>(id);
-                final[id] = await actor.StartTxn(actor.Writers, 0);
+                final[id] = await UntilCommitted(() => actor.StartTxn(actor.Writers, 0));
             }
         }
 
