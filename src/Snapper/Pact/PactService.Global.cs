@@ -268,15 +268,11 @@ internal sealed partial class PactService
             }
 
             _testHooks.BeforeGlobalPartMerged?.Invoke(_workerIndex, subBatch.Gbid);
-            var pacts = new Dictionary<GrainId, List<Scheduling.PactAccess>>();
+            var pacts = token.SubBatches;
+            pacts.Clear();
             foreach (var access in subBatch.Accesses)
             {
-                if (!pacts.TryGetValue(access.Actor, out var list))
-                {
-                    pacts[access.Actor] = list = [];
-                }
-
-                list.Add(new Scheduling.PactAccess(access.Gtid, access.Accesses, access.Keys is { } keys ? keys.ToHashSet() : null));
+                pacts.Add(access.Actor, new Scheduling.PactAccess(access.Gtid, access.Accesses, access.Keys is { } keys ? keys.ToHashSet() : null));
             }
 
             var tids = subBatch.Accesses.Select(a => a.Gtid).Distinct().Order().ToArray();
@@ -292,7 +288,7 @@ internal sealed partial class PactService
                 }
 
                 bid = token.NextTid++;
-                var batch = new PactBatch(bid, bid, [.. pacts.Keys]) { Gbid = subBatch.Gbid, GlobalTids = tids, MasterEpoch = subBatch.MasterEpoch };
+                var batch = new PactBatch(bid, bid, pacts.Participants()) { Gbid = subBatch.Gbid, GlobalTids = tids, MasterEpoch = subBatch.MasterEpoch };
                 Register(batch, pacts);
                 _lastGlobalEmitted = subBatch.Gbid; // with the part registered, in one step: a waiter sees both or neither
                 _globalParts[subBatch.Gbid] = bid;

@@ -1,4 +1,3 @@
-using System.Runtime.InteropServices;
 using Microsoft.Extensions.Logging;
 using Snapper.Coordination;
 
@@ -117,14 +116,8 @@ internal sealed partial class PactService
         {
             token.NextTid = bid;
 
-            // Sized for the usual case, where the batch's PACTs share no actor: one sub-batch of one PACT per declared actor.
-            var declared = 0;
-            foreach (var pact in pacts)
-            {
-                declared += pact.AccessInfo.Accesses.Count;
-            }
-
-            var subBatches = new Dictionary<GrainId, List<Scheduling.PactAccess>>(declared);
+            var subBatches = token.SubBatches;
+            subBatches.Clear();
             var outcome = new TaskCompletionSource<SnapperException?>(TaskCreationOptions.RunContinuationsAsynchronously);
             tickets = new PactTicket[pacts.Count];
             for (var i = 0; i < pacts.Count; i++)
@@ -133,10 +126,7 @@ internal sealed partial class PactService
                 tickets[i] = new PactTicket(tid, bid) { Outcome = outcome.Task };
                 foreach (var (actor, accesses) in pacts[i].AccessInfo.Accesses)
                 {
-                    ref var list = ref CollectionsMarshal.GetValueRefOrAddDefault(subBatches, actor, out _);
-                    list ??= new List<Scheduling.PactAccess>(1);
-
-                    list.Add(new Scheduling.PactAccess(tid, accesses, pacts[i].AccessInfo.KeysOf(actor)));
+                    subBatches.Add(actor, new Scheduling.PactAccess(tid, accesses, pacts[i].AccessInfo.KeysOf(actor)));
                 }
             }
 
@@ -147,7 +137,7 @@ internal sealed partial class PactService
                 // flips the map before it releases the freeze, so a PACT that waited in the ring sees the new map here).
                 if (!pacts.Any(MustReroute))
                 {
-                    Register(new PactBatch(bid, bid + pacts.Count - 1, [.. subBatches.Keys], outcome), subBatches);
+                    Register(new PactBatch(bid, bid + pacts.Count - 1, subBatches.Participants(), outcome), subBatches);
                     break;
                 }
             }
@@ -184,7 +174,7 @@ internal sealed partial class PactService
     /// Registers an emitted batch and delivers its sub-batches, each with the actor's prev_bid (under
     /// <see cref="_gate"/>, by the token holder, so batches are registered and delivered in bid order).
     /// </summary>
-    private void Register(PactBatch batch, Dictionary<GrainId, List<Scheduling.PactAccess>> subBatches)
+    private void Register(PactBatch batch, SubBatchBuilder subBatches)
     {
         if (_lastBid < 0)
         {
@@ -202,15 +192,14 @@ internal sealed partial class PactService
             _notCommitting.Enqueue(batch);
         }
 
-        // Participants were taken from subBatches' keys, and an unchanged dictionary enumerates in the same order.
+        // Participants were taken from the builder, sub-batch for sub-batch.
         var schedules = new Scheduling.ActorSchedule[batch.Participants.Length];
-        var index = 0;
-        foreach (var (actor, list) in subBatches)
+        for (var i = 0; i < schedules.Length; i++)
         {
-            var schedule = schedules[index++] = ScheduleOf(actor);
+            var schedule = schedules[i] = ScheduleOf(subBatches.ActorAt(i));
             var prev = schedule.LastEmittedBid;
             schedule.LastEmittedBid = batch.Bid;
-            schedule.Deliver(batch.Bid, prev, list, batch.Position);
+            schedule.Deliver(batch.Bid, prev, subBatches.AccessesAt(i), batch.Position);
         }
 
         batch.Schedules = schedules;

@@ -12,4 +12,7 @@ internal sealed class PactToken
     public long NextTid { get; set; }
 
     public long RangeEnd { get; set; }
+
+    /// <summary>The token holder's scratch for grouping a batch into sub-batches (see <see cref="SubBatchBuilder"/>).</summary>
+    public SubBatchBuilder SubBatches { get; } = new();
 }
