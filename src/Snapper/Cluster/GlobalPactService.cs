@@ -338,7 +338,11 @@ internal sealed class GlobalPactService : IDisposable
         {
             if (!_uncommitted.TryGetValue(gbid, out var batch))
             {
-                return; // aborted meanwhile
+                // Aborted meanwhile (the worker voted before the abort reached it): the abort, or the copy of it the next
+                // sub-batch carries, drops the part there, and a worker still waiting asks and hears "aborted". Nothing to do
+                // here, but said, so that a trace of a stuck part shows the vote arrived.
+                _logger.LogDebug("Vote of worker {Worker} for global batch {Gbid}, which is not undecided here (aborted, or a repeated vote for a committed one)", worker, gbid);
+                return;
             }
 
             batch.Voted.Add(worker);
