@@ -51,8 +51,9 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     /// </summary>
     public long LastEmittedBid { get; set; } = -1;
 
-    private readonly Dictionary<long, SubBatch> _batches = new();
-    private readonly Dictionary<long, PactSlot> _pacts = new();
+    // Most of the time one sub-batch of one PACT: kept inline (see InlineFirstMap), not in dictionaries of their own.
+    private InlineFirstMap<SubBatch> _batches;
+    private InlineFirstMap<PactSlot> _pacts;
     private readonly Dictionary<long, ActEntry> _acts = new();
     private readonly bool _gateOff = hooks is { SkipHybridGate: true } && hybrid == HybridScheduling.CommittedBatchesOnly;
     // Started and not completed here, in start order: one exclusive sub-batch, or keyed ones only.
@@ -67,8 +68,11 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     private BatchPosition _endedActsMaxBefore = BatchPosition.None;
     private IActorStateVersions? _versions;
 
-    /// <summary>The lock of this schedule and of the actor's state versions.</summary>
-    public object Gate { get; } = new();
+    /// <summary>
+    /// The lock of this schedule and of the actor's state versions: the schedule object itself (internal, and locked by
+    /// nothing else), so that taking it touches no memory besides the schedule's own (see <see cref="InlineFirstMap{TValue}"/>).
+    /// </summary>
+    public object Gate => this;
 
     public GrainId Actor => actor;
 
@@ -150,10 +154,10 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
             for (var i = 0; i < pacts.Count; i++) // by index: a foreach over the interface would box its enumerator
             {
                 var pact = pacts[i];
-                _pacts[pact.Tid] = new PactSlot(batch, pact.Accesses, pact.Keys);
+                _pacts.Set(pact.Tid, new PactSlot(batch, pact.Accesses, pact.Keys));
             }
 
-            _batches[bid] = batch;
+            _batches.Set(bid, batch);
             _actPosition = Math.Max(_actPosition, bid); // ACTs arriving from now on are placed after it
             Pump(ref completed);
         }
@@ -420,7 +424,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         lock (Gate)
         {
             var droppedUpTo = -1L;
-            foreach (var batch in _batches.Values.Where(b => b.Bid > keptUpTo).ToArray())
+            foreach (var batch in _batches.Entries.Where(b => b.Bid > keptUpTo).ToArray())
             {
                 droppedUpTo = Math.Max(droppedUpTo, batch.Bid);
                 foreach (var tid in batch.Tids)
@@ -459,7 +463,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
 
             // ACTs waiting for a dropped batch now follow the last batch left. ACTs already inside keep the dropped
             // bid: they read its state, and their commit waits for that batch, so they abort too.
-            _actPosition = _batches.Count > 0 ? _batches.Keys.Max() : _lastCommittedBid;
+            _actPosition = _batches.Count > 0 ? _batches.Entries.Max(b => b.Bid) : _lastCommittedBid;
             foreach (var entry in _acts.Values)
             {
                 if (!entry.Inside)
@@ -621,7 +625,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
             }
 
             SubBatch? min = null;
-            foreach (var batch in _batches.Values)
+            foreach (var batch in _batches.Entries)
             {
                 if (batch.Bid > entry.After && (min is null || batch.Bid < min.Bid))
                 {
@@ -725,7 +729,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         var resolved = batchStatus.ResolvedBid;
         var lastStarted = _started.Count > 0 ? _started[^1].Bid : long.MinValue;
         SubBatch? next = null;
-        foreach (var batch in _batches.Values)
+        foreach (var batch in _batches.Entries)
         {
             if (!batch.Started
                 && (batch.PrevBid == _lastCompletedBid || batch.PrevBid == lastStarted || batch.PrevBid <= resolved || PrevDroppedHere(batch))
@@ -789,7 +793,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
             return false;
         }
 
-        foreach (var other in _batches.Values)
+        foreach (var other in _batches.Entries)
         {
             if (other.Bid < batch.Bid && !other.Completed)
             {
