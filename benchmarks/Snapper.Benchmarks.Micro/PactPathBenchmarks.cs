@@ -40,17 +40,19 @@ public class ScheduleBenchmarks
     [GlobalSetup]
     public void Setup() => _schedule = new ActorSchedule(GrainId.Create("bench", "a"), _batches, _batches, HybridScheduling.SerializabilityCheck);
 
+    // Each batch's prev_bid is the one before, committed and resolved: its PACT has the turn at once.
     [Benchmark]
-    public Task OnePactBatch()
+    public Task OnePactBatch() => RunOnePact(_schedule, ++_bid, _bid - 1, _batches);
+
+    /// <summary>A one-PACT sub-batch <paramref name="bid"/> through <paramref name="schedule"/>: delivered, its turn, exit, finish, commit.</summary>
+    internal static Task RunOnePact(ActorSchedule schedule, long bid, long prevBid, NoBatches batches)
     {
-        // Each batch's prev_bid is the one before, committed and resolved: its PACT has the turn at once.
-        var bid = ++_bid;
-        _schedule.Deliver(bid, bid - 1, [(bid, 1)]);
-        var turn = _schedule.EnterAsync(bid);
-        _schedule.Exit(bid);
-        _schedule.Finish(bid);
-        _schedule.Commit(bid);
-        _batches.ResolvedBid = bid;
+        schedule.Deliver(bid, prevBid, [(bid, 1)]);
+        var turn = schedule.EnterAsync(bid);
+        schedule.Exit(bid);
+        schedule.Finish(bid);
+        schedule.Commit(bid);
+        batches.ResolvedBid = bid;
         return turn;
     }
 }
@@ -92,16 +94,9 @@ public class ColdScheduleBenchmarks
     public Task OnePactBatch()
     {
         var index = _order[_next++ % Schedules];
-        var schedule = _schedules[index];
-        var bid = ++_bid;
-        schedule.Deliver(bid, _lastBid[index], [(bid, 1)]);
-        _lastBid[index] = bid;
-        var turn = schedule.EnterAsync(bid);
-        schedule.Exit(bid);
-        schedule.Finish(bid);
-        schedule.Commit(bid);
-        _batches.ResolvedBid = bid;
-        return turn;
+        var prevBid = _lastBid[index];
+        _lastBid[index] = ++_bid;
+        return ScheduleBenchmarks.RunOnePact(_schedules[index], _bid, prevBid, _batches);
     }
 }
 
