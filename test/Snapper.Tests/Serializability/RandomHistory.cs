@@ -66,7 +66,7 @@ public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomW
     /// the lock of an older history transaction whose abort has not yet reached every participant (presumed abort releases
     /// participants' locks asynchronously).
     /// </summary>
-    private static async Task UntilCommitted(Func<Task> transaction) => await UntilCommitted(async () =>
+    private static Task UntilCommitted(Func<Task> transaction) => UntilCommitted(async () =>
     {
         await transaction();
         return true;
