@@ -1,3 +1,4 @@
+using Microsoft.Extensions.Configuration;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Hosting;
 using Serilog;
@@ -33,7 +34,11 @@ public static class RunnerHost
     /// <summary>A host with an embedded silo of the given durability, or a client of the cluster at the gateway port.</summary>
     public static IHost Create(string[] args, int? clusterGatewayPort, BenchmarkDurability durability)
     {
-        var builder = Host.CreateApplicationBuilder(args);
+        // The data folder (and its write-ahead log) usually lies under the working directory, the host's content root;
+        // a host that reloads its configuration on change would have its file watcher woken by every log write.
+        var configuration = new ConfigurationManager();
+        configuration.AddInMemoryCollection([new("hostBuilder:reloadConfigOnChange", "false")]);
+        var builder = Host.CreateApplicationBuilder(new HostApplicationBuilderSettings { Args = args, Configuration = configuration });
         builder.Services.AddSerilog();
         if (clusterGatewayPort is { } port)
         {

@@ -98,6 +98,7 @@ public static class SnapperSiloBuilderExtensions
         services.TryAddSingleton<WriteAheadLog>();
         services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>>(sp => sp.GetRequiredService<WriteAheadLog>());
         services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>, TransactionalActorClassCheck>();
+        services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>, WatchedDataFolderCheck>();
         services.TryAddSingleton<SnapperRuntime>();
         services.TryAddSingleton<Coordination.ActTidSource>();
         services.TryAddSingleton<Coordination.TidRanges>();
