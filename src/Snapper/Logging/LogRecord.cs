@@ -125,10 +125,11 @@ internal sealed record LogRecord(LogRecordType Type, LoggedTxnKind Kind, long Id
     /// <summary>The payload inside a frame: type, kind, id, then for a state its actor, seq and bytes (and for a remote ACT its decider).</summary>
     public byte[] Encode()
     {
-        var actor = Actor is null ? [] : Encoding.UTF8.GetBytes(Actor);
-        var decider = Decider is null ? [] : Encoding.UTF8.GetBytes(Decider);
+        // The names are written straight into the payload (a state record is made on every commit; no byte copies of them).
+        var actorLength = Actor is null ? 0 : Encoding.UTF8.GetByteCount(Actor);
         var hasDecider = IsState && Kind == LoggedTxnKind.RemoteAct;
-        var length = 1 + 1 + 8 + (IsState ? 4 + actor.Length + 8 + 4 + State!.Length : 0) + (hasDecider ? 4 + decider.Length : 0);
+        var deciderLength = hasDecider && Decider is not null ? Encoding.UTF8.GetByteCount(Decider) : 0;
+        var length = 1 + 1 + 8 + (IsState ? 4 + actorLength + 8 + 4 + State!.Length : 0) + (hasDecider ? 4 + deciderLength : 0);
         var bytes = new byte[length];
         var span = bytes.AsSpan();
         span[0] = (byte)Type;
@@ -137,15 +138,15 @@ internal sealed record LogRecord(LogRecordType Type, LoggedTxnKind Kind, long Id
         if (IsState)
         {
             var at = 10;
-            BinaryPrimitives.WriteInt32LittleEndian(span[at..], actor.Length);
-            actor.CopyTo(span[(at += 4)..]);
-            BinaryPrimitives.WriteInt64LittleEndian(span[(at += actor.Length)..], Seq);
+            BinaryPrimitives.WriteInt32LittleEndian(span[at..], actorLength);
+            Encoding.UTF8.GetBytes(Actor, span[(at += 4)..]);
+            BinaryPrimitives.WriteInt64LittleEndian(span[(at += actorLength)..], Seq);
             BinaryPrimitives.WriteInt32LittleEndian(span[(at += 8)..], State!.Length);
             State.CopyTo(span[(at += 4)..]);
             if (hasDecider)
             {
-                BinaryPrimitives.WriteInt32LittleEndian(span[(at += State.Length)..], decider.Length);
-                decider.CopyTo(span[(at + 4)..]);
+                BinaryPrimitives.WriteInt32LittleEndian(span[(at += State.Length)..], deciderLength);
+                Encoding.UTF8.GetBytes(Decider, span[(at + 4)..]);
             }
         }
 

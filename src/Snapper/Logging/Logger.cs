@@ -93,7 +93,16 @@ internal sealed class Logger : IAsyncDisposable
     public string Folder => _folder;
 
     /// <summary>The payloads of records, as <see cref="AppendAsync"/> takes them.</summary>
-    public static byte[][] Encode(LogRecord[] records) => records.Select(r => r.Encode()).ToArray();
+    public static byte[][] Encode(LogRecord[] records)
+    {
+        var payloads = new byte[records.Length][];
+        for (var i = 0; i < records.Length; i++)
+        {
+            payloads[i] = records[i].Encode();
+        }
+
+        return payloads;
+    }
 
     /// <summary>Appends encoded records (see <see cref="Encode"/>); completes when they are durable.</summary>
     /// <exception cref="LogWriteRefusedException">An earlier write failed: nothing of this is written.</exception>
