@@ -349,6 +349,21 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
     public Task AppendInOrderAsync(params LogRecord[] records) => Append(0, records);
 
     /// <summary>
+    /// Queues a state record on the ordered logger without a completion to wait for: the record only has to be ahead of
+    /// the awaited commit record that decides it (<see cref="StatesDurableBeforeVote"/> false), whose durability implies
+    /// its own (<see cref="AppendInOrderAsync"/>).
+    /// </summary>
+    /// <exception cref="LogWriteRefusedException">An earlier write failed: nothing of this is written.</exception>
+    public void QueueInOrder(LogRecord record)
+    {
+        var payloads = Logger.Encode([record]);
+        lock (_cutGate)
+        {
+            _loggers[0].Append(payloads);
+        }
+    }
+
+    /// <summary>
     /// Completes when everything appended in order so far is durable, without writing anything itself (no fsync of
     /// its own). A read-only transaction waits for it before its client hears "committed": it may have read writes
     /// of a transaction released before its commit record was durable.

@@ -37,12 +37,18 @@ internal sealed partial class PactService
                 // the master about a gbid it finds undecided.
                 var gbid = GbidOf(bid);
                 var state = LoggedState.Of(version, _serializer);
-                var written = gbid >= 0
-                    ? Log.AppendInOrderAsync(LogRecord.StateWritten(LoggedTxnKind.GlobalBatch, gbid, actor, seq, state))
-                    : Log.AppendStateAsync(actor, LogRecord.StateWritten(LoggedTxnKind.Batch, bid, actor, seq, state));
-                if (Log.StatesDurableBeforeVote || gbid >= 0)
+                if (gbid >= 0)
                 {
-                    await written.WaitAsync(_logWriteTimeout);
+                    await Log.AppendInOrderAsync(LogRecord.StateWritten(LoggedTxnKind.GlobalBatch, gbid, actor, seq, state)).WaitAsync(_logWriteTimeout);
+                }
+                else if (Log.StatesDurableBeforeVote)
+                {
+                    await Log.AppendStateAsync(actor, LogRecord.StateWritten(LoggedTxnKind.Batch, bid, actor, seq, state)).WaitAsync(_logWriteTimeout);
+                }
+                else
+                {
+                    // Queued ahead of the batch's commit record on the same ordered logger: that record's fsync covers it.
+                    Log.QueueInOrder(LogRecord.StateWritten(LoggedTxnKind.Batch, bid, actor, seq, state));
                 }
             }
             catch (Exception exception)

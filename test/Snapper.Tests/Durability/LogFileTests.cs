@@ -48,6 +48,25 @@ public sealed class LogFileTests : IDisposable
     }
 
     [Fact]
+    public async Task Records_appended_without_a_completion_are_durable_once_a_later_awaited_append_is()
+    {
+        await using (var logger = new Logger(_folder, 0, fsync: true, segmentBytes: 1 << 20, new SnapperMetrics(), NullLogger.Instance))
+        {
+            for (var i = 0; i < 50; i++)
+            {
+                logger.Append(Logger.Encode([LogRecord.StateWritten(LoggedTxnKind.Batch, 1, Actor, i, [(byte)i])]));
+            }
+
+            await logger.AppendAsync(Logger.Encode([LogRecord.Committed(LoggedTxnKind.Batch, 1)]));
+
+            // Read while the logger is still open: what the awaited append promised is on disk already.
+            var records = LogSegmentReader.Read(Assert.Single(Logger.Segments(_folder)), isLastSegment: true).ToList();
+            Assert.Equal(Enumerable.Range(0, 50).Select(i => (long)i), records.Take(50).Select(r => r.Seq));
+            Assert.Equal(LogRecordType.Committed, records[50].Type);
+        }
+    }
+
+    [Fact]
     public async Task A_torn_tail_in_the_last_segment_is_cut_and_the_rest_is_kept()
     {
         var segment = await WriteSegment(10);
