@@ -109,6 +109,15 @@ internal sealed class Logger : IAsyncDisposable
     public Task AppendAsync(byte[][] payloads) => Queue(new PendingAppend(payloads)).Done!.Task;
 
     /// <summary>
+    /// As <see cref="AppendAsync(byte[][])"/>, but a continuation that may run synchronously (an await with
+    /// <c>ConfigureAwait(false)</c>) runs on the logger's thread right after the fsync, instead of waiting its turn on the
+    /// thread pool behind the grains' work; an await in a grain is still posted to its grain. For short work on the commit
+    /// path only: the logger writes nothing while it runs, and such a continuation must never wait for this logger.
+    /// </summary>
+    public Task AppendContinuingOnWriterAsync(byte[][] payloads) =>
+        Queue(new PendingAppend(payloads, completion: TaskCreationOptions.None)).Done!.Task;
+
+    /// <summary>
     /// Appends encoded records that nobody waits for: what makes them count is a later record on this logger, awaited by
     /// its writer, which cannot be durable unless these are (appends are written in order, each group after the previous
     /// one's fsync). Spares the completion an awaited append carries.
@@ -415,7 +424,8 @@ internal sealed class Logger : IAsyncDisposable
     }
 
     /// <summary>An append (payloads) or, with null payloads, a rotation.</summary>
-    private sealed class PendingAppend(byte[][]? payloads, bool awaited = true)
+    private sealed class PendingAppend(byte[][]? payloads, bool awaited = true,
+        TaskCreationOptions completion = TaskCreationOptions.RunContinuationsAsynchronously)
     {
         public byte[][]? Payloads { get; } = payloads;
 
@@ -423,6 +433,6 @@ internal sealed class Logger : IAsyncDisposable
         /// Completes when the append is durable, or with the new segment's number when the rotation is done; null for an
         /// append nobody waits for (<see cref="Append"/>).
         /// </summary>
-        public TaskCompletionSource<long>? Done { get; } = awaited ? new(TaskCreationOptions.RunContinuationsAsynchronously) : null;
+        public TaskCompletionSource<long>? Done { get; } = awaited ? new(completion) : null;
     }
 }

@@ -349,6 +349,12 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
     public Task AppendInOrderAsync(params LogRecord[] records) => Append(0, records);
 
     /// <summary>
+    /// As <see cref="AppendInOrderAsync"/>, for batch commit records: the batches' commit runs on the logger's thread
+    /// as soon as the records are durable (<see cref="Logger.AppendContinuingOnWriterAsync"/>).
+    /// </summary>
+    public Task AppendCommitsInOrderAsync(LogRecord[] records) => Append(0, records, continueOnWriter: true);
+
+    /// <summary>
     /// Queues a state record on the ordered logger without a completion to wait for: the record only has to be ahead of
     /// the awaited commit record that decides it (<see cref="StatesDurableBeforeVote"/> false), whose durability implies
     /// its own (<see cref="AppendInOrderAsync"/>).
@@ -416,12 +422,12 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
         }
     }
 
-    private Task Append(ulong logger, LogRecord[] records)
+    private Task Append(ulong logger, LogRecord[] records, bool continueOnWriter = false)
     {
         var payloads = Logger.Encode(records);
         lock (_cutGate)
         {
-            return _loggers[logger].AppendAsync(payloads);
+            return continueOnWriter ? _loggers[logger].AppendContinuingOnWriterAsync(payloads) : _loggers[logger].AppendAsync(payloads);
         }
     }
 

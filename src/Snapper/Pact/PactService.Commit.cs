@@ -155,7 +155,9 @@ internal sealed partial class PactService
         Exception? failure = null;
         try
         {
-            await Log.AppendInOrderAsync([.. batches.Select(CommitRecordOf)]).WaitAsync(_logWriteTimeout);
+            // Resumes on the logger's thread as soon as the records are durable (not on the grain whose completion started
+            // this): applying a commit is short, takes locks only, and never waits for the log.
+            await Log.AppendCommitsInOrderAsync([.. batches.Select(CommitRecordOf)]).WaitAsync(_logWriteTimeout).ConfigureAwait(false);
         }
         catch (LogWriteRefusedException refused)
         {
