@@ -15,9 +15,11 @@ namespace Snapper.Logging;
 /// subfolders included, for changes to appsettings files; on Linux the watcher is woken by every write below the root.
 /// With the log there, each log write (about a thousand a second under load with fsync) wakes the host's file watcher
 /// thread for nothing: measured in the SmallBank runner at PACT 64 in flight with fsync, about 1 % of the CPU.
-/// The log works either way, so this is a warning, once, with the two ways out.
+/// The log works either way, so this is a warning, once, with the two ways out. A silo hosted without a host environment
+/// or configuration (both optional here) has no configuration watcher to wake.
 /// </remarks>
-internal sealed class WatchedDataFolderCheck(IOptions<SnapperOptions> options, IServiceProvider services, ILogger<WatchedDataFolderCheck> logger)
+internal sealed class WatchedDataFolderCheck(IOptions<SnapperOptions> options, ILogger<WatchedDataFolderCheck> logger,
+    IHostEnvironment? environment = null, IConfiguration? configuration = null)
     : ILifecycleParticipant<ISiloLifecycle>
 {
     /// <summary>The configuration key a default host reads to decide whether it reloads its configuration files on change.</summary>
@@ -27,9 +29,6 @@ internal sealed class WatchedDataFolderCheck(IOptions<SnapperOptions> options, I
         nameof(WatchedDataFolderCheck), ServiceLifecycleStage.First,
         _ =>
         {
-            // A silo hosted without a host environment or configuration has no configuration watcher to wake.
-            var environment = services.GetService(typeof(IHostEnvironment)) as IHostEnvironment;
-            var configuration = services.GetService(typeof(IConfiguration)) as IConfiguration;
             if (Warning(options.Value.DataFolder, environment?.ContentRootPath, configuration?[ReloadOnChangeKey]) is { } warning)
             {
                 logger.LogWarning("{Warning}", warning);
