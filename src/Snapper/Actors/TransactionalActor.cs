@@ -94,7 +94,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
 
     private Actors.ActorCore<TState> CreateCore()
     {
-        var logger = ServiceProvider.GetRequiredService<ILoggerFactory>().CreateLogger(GetType());
+        var logger = _runtime.LoggerFor(GetType());
         // Handed over by a live migration: the state this worker logged when it accepted it, restored as recovery would
         // restore it (a key-value state then knows its base is in this log). Orleans' migration brings the same state
         // along when the old activation was still there; the accepted one is preferred, being the logged one.
