@@ -7,14 +7,16 @@ namespace Snapper.Act;
 /// <remarks>Touched only from turns of the activation that owns the actor, like the actor's own lock.</remarks>
 internal sealed class KeyLocks
 {
-    private readonly Dictionary<object, WaitDieLock> _locks = new();
+    // Made at the first key an ACT asks for: most actors never lock a key, and a silo keeps every actor's locks.
+    private Dictionary<object, WaitDieLock>? _locks;
 
     /// <summary>Locks alive now: those someone holds or waits for.</summary>
-    public int Count => _locks.Count;
+    public int Count => _locks?.Count ?? 0;
 
     /// <summary>The lock of <paramref name="key"/> (made now if nobody holds or waits for it).</summary>
     public WaitDieLock Of(object key)
     {
+        _locks ??= new();
         if (!_locks.TryGetValue(key, out var keyLock))
         {
             _locks[key] = keyLock = new WaitDieLock();
@@ -29,6 +31,11 @@ internal sealed class KeyLocks
     /// </summary>
     public void Release(long tid, TransactionAbortedException? pendingFailure, IEnumerable<object> keys)
     {
+        if (_locks is null)
+        {
+            return;
+        }
+
         foreach (var key in keys)
         {
             if (_locks.TryGetValue(key, out var keyLock))
@@ -45,6 +52,11 @@ internal sealed class KeyLocks
     /// <summary>See <see cref="WaitDieLock.HolderWaitsForBatches"/>, for each of <paramref name="keys"/> that has a lock.</summary>
     public void HolderWaitsForBatches(long tid, IEnumerable<object> keys)
     {
+        if (_locks is null)
+        {
+            return;
+        }
+
         foreach (var key in keys)
         {
             if (_locks.TryGetValue(key, out var keyLock))

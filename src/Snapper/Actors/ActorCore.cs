@@ -73,7 +73,7 @@ internal sealed class ActorCore<TState> where TState : class
     /// once on disjoint keys of a key-level actor. Touched under the schedule's gate; an entry goes once the schedule no
     /// longer knows its PACT (see <see cref="PactScoped{T}"/>).
     /// </summary>
-    private readonly Dictionary<long, object> _pactScoped = new();
+    private Dictionary<long, object>? _pactScoped; // made at the first use: only a key-value actor keeps anything here
 
     /// <summary>The object kept for PACT <paramref name="tid"/> here, made by <paramref name="create"/> the first time (null: only look).</summary>
     public T? PactScoped<T>(long tid, Func<T>? create)
@@ -81,7 +81,7 @@ internal sealed class ActorCore<TState> where TState : class
     {
         lock (Schedule.Gate)
         {
-            if (_pactScoped.TryGetValue(tid, out var held))
+            if (_pactScoped?.TryGetValue(tid, out var held) == true)
             {
                 return (T)held;
             }
@@ -91,6 +91,7 @@ internal sealed class ActorCore<TState> where TState : class
                 return null;
             }
 
+            _pactScoped ??= new();
             if (_pactScoped.Count >= 16)
             {
                 foreach (var ended in _pactScoped.Keys.Where(t => !Schedule.Knows(t)).ToArray())

@@ -59,7 +59,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     // Started and not completed here, in start order: one exclusive sub-batch, or keyed ones only.
     private readonly List<SubBatch> _started = new();
     // Per key used by a started keyed sub-batch: its unfinished PACTs that declared it, in the order they may use it.
-    private readonly Dictionary<object, LinkedList<long>> _lanes = new();
+    private Dictionary<object, LinkedList<long>>? _lanes; // made when a keyed sub-batch first starts here
     // The bids the latest cascading aborts dropped here, as (keptUpTo, last dropped]: the token may still name them as prev_bid.
     private readonly Queue<(long After, long UpTo)> _dropped = new();
     private long _lastCompletedBid = -1;
@@ -279,7 +279,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     {
         foreach (var key in keys)
         {
-            if (!_lanes.TryGetValue(key, out var lane) || lane.First!.Value != tid)
+            if (_lanes is null || !_lanes.TryGetValue(key, out var lane) || lane.First!.Value != tid)
             {
                 return false;
             }
@@ -313,7 +313,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         slot.InLanes = false;
         foreach (var key in slot.Keys!)
         {
-            if (_lanes.TryGetValue(key, out var lane))
+            if (_lanes!.TryGetValue(key, out var lane)) // queued in lanes, so they were made
             {
                 lane.Remove(tid);
                 if (lane.Count == 0)
@@ -327,12 +327,12 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     /// <summary>Lets in every waiting PACT that now heads the queues of all the keys it waits for.</summary>
     private void WakeLaneHeads()
     {
-        if (_lanes.Count == 0)
+        if (_lanes is not { Count: > 0 } lanes)
         {
             return; // no keyed sub-batch here: the common case, on every PACT's exit
         }
 
-        foreach (var lane in _lanes.Values)
+        foreach (var lane in lanes.Values)
         {
             var tid = lane.First!.Value;
             if (_pacts.TryGetValue(tid, out var head) && head.KeyWaits is { Count: > 0 } waits)
@@ -762,6 +762,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
                 {
                     foreach (var key in slot.Keys!)
                     {
+                        _lanes ??= new();
                         if (!_lanes.TryGetValue(key, out var lane))
                         {
                             _lanes[key] = lane = new LinkedList<long>();

@@ -25,7 +25,7 @@ internal sealed class StateVersions<TState>(object gate, TState initial, Func<TS
     where TState : class
 {
     private readonly Dictionary<long, TState> _versions = new();
-    private readonly Dictionary<long, PactVersion> _pactVersions = new();
+    private Dictionary<long, PactVersion>? _pactVersions; // made at the first keyed PACT: most actors never have one
     private TState _committed = initial;
     private TState _latest = initial;
     private bool _latestShared = true;
@@ -75,6 +75,7 @@ internal sealed class StateVersions<TState>(object gate, TState initial, Func<TS
     {
         lock (gate)
         {
+            _pactVersions ??= new();
             if (!_pactVersions.TryGetValue(tid, out var held))
             {
                 _pactVersions[tid] = held = new PactVersion((TState)Keyed(_latest).NewVersion());
@@ -96,7 +97,7 @@ internal sealed class StateVersions<TState>(object gate, TState initial, Func<TS
 
     public void PactFinished(long tid, long bid)
     {
-        if (!_pactVersions.Remove(tid, out var held) || !Keyed(held.Version).HasChanges)
+        if (_pactVersions is null || !_pactVersions.Remove(tid, out var held) || !Keyed(held.Version).HasChanges)
         {
             return;
         }
@@ -272,7 +273,7 @@ internal sealed class StateVersions<TState>(object gate, TState initial, Func<TS
         _latestShared = true;
     }
 
-    public void PactDropped(long tid) => _pactVersions.Remove(tid);
+    public void PactDropped(long tid) => _pactVersions?.Remove(tid);
 
     private static IKeyedVersion Keyed(TState state) => (IKeyedVersion)state;
 
