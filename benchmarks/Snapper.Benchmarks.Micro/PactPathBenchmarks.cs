@@ -28,7 +28,7 @@ public class ScheduleBenchmarks
 
         public bool IsResolved(BatchPosition position) => true;
 
-        public void SubBatchCompleted(long bid, GrainId actor, object? version, long seq)
+        public void SubBatchCompleted(long bid, GrainId actor, CompletedVersion version)
         {
         }
     }

@@ -27,7 +27,7 @@ internal sealed class ActorCore<TState> where TState : class
         Runtime = runtime;
         Logger = logger;
         Schedule = runtime.Pacts.ScheduleOf(self);
-        State = new StateVersions<TState>(Schedule.Gate, initial, runtime.Copy, lastSeq, keyLevel);
+        State = new StateVersions<TState>(Schedule.Gate, initial, runtime.Copy, lastSeq, keyLevel, runtime.Log.Enabled ? runtime.LogForm : null);
         Schedule.Attach(State);
         Participant = new ActParticipant<TState>(this);
         Coordinator = new ActCoordinator<TState>(this);

@@ -85,6 +85,9 @@ internal sealed class SnapperRuntime(
     /// <summary>The silo's write-ahead log (<see cref="Logging.WriteAheadLog.Enabled"/> is false without a data folder).</summary>
     public Logging.WriteAheadLog Log { get; } = log;
 
+    /// <summary>An actor state as a log record carries it: whole, or its changes for a state logged incrementally.</summary>
+    public Logging.LoggedState LogForm(object state) => Logging.LoggedState.Of(state, serializer);
+
     /// <summary>An actor state as log bytes (Orleans' serializer; the type is recorded with it).</summary>
     public byte[] Serialize(object state) => serializer.SerializeToArray(state);
 

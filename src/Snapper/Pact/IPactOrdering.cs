@@ -64,7 +64,7 @@ internal interface IBatchCompletionSink
 {
     /// <summary>
     /// <paramref name="actor"/> finished its part of batch <paramref name="bid"/>, leaving <paramref name="version"/>
-    /// (null if the sub-batch only read) with log sequence number <paramref name="seq"/>.
+    /// for the log (no state if the sub-batch only read).
     /// </summary>
-    void SubBatchCompleted(long bid, GrainId actor, object? version, long seq);
+    void SubBatchCompleted(long bid, GrainId actor, Scheduling.CompletedVersion version);
 }

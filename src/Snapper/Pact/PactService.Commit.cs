@@ -9,11 +9,11 @@ namespace Snapper.Pact;
 /// </summary>
 internal sealed partial class PactService
 {
-    public void SubBatchCompleted(long bid, GrainId actor, object? version, long seq)
+    public void SubBatchCompleted(long bid, GrainId actor, Scheduling.CompletedVersion version)
     {
         if (Log.Enabled)
         {
-            _ = LogThenCompleteAsync(bid, actor, version, seq);
+            _ = LogThenCompleteAsync(bid, actor, version);
         }
         else
         {
@@ -27,39 +27,47 @@ internal sealed partial class PactService
     /// durable on the actor's own (<see cref="WriteAheadLog.StatesDurableBeforeVote"/>). If the write fails, the
     /// batch aborts: its vote cannot be trusted to survive a crash.
     /// </summary>
-    private async Task LogThenCompleteAsync(long bid, GrainId actor, object? version, long seq)
+    private async Task LogThenCompleteAsync(long bid, GrainId actor, Scheduling.CompletedVersion version)
     {
-        if (version is not null)
+        if (version.LogFailure is { } failure)
         {
-            try
+            // The state could not be put in log form (taken when the sub-batch completed).
+            AbortUnlogged(failure);
+            return;
+        }
+
+        try
+        {
+            if (version.State is { } state)
             {
                 // A global part's states are logged under its gbid: the master decides it, and this worker's recovery asks
                 // the master about a gbid it finds undecided.
                 var gbid = GbidOf(bid);
-                var state = LoggedState.Of(version, _serializer);
                 if (gbid >= 0)
                 {
-                    await Log.AppendInOrderAsync(LogRecord.StateWritten(LoggedTxnKind.GlobalBatch, gbid, actor, seq, state)).WaitAsync(_logWriteTimeout);
+                    await Log.AppendInOrderAsync(LogRecord.StateWritten(LoggedTxnKind.GlobalBatch, gbid, actor, version.Seq, state)).WaitAsync(_logWriteTimeout);
                 }
                 else if (Log.StatesDurableBeforeVote)
                 {
-                    await Log.AppendStateAsync(actor, LogRecord.StateWritten(LoggedTxnKind.Batch, bid, actor, seq, state)).WaitAsync(_logWriteTimeout);
+                    await Log.AppendStateAsync(actor, LogRecord.StateWritten(LoggedTxnKind.Batch, bid, actor, version.Seq, state)).WaitAsync(_logWriteTimeout);
                 }
                 else
                 {
                     // Queued ahead of the batch's commit record on the same ordered logger: that record's fsync covers it.
-                    Log.QueueInOrder(LogRecord.StateWritten(LoggedTxnKind.Batch, bid, actor, seq, state));
+                    Log.QueueInOrder(LogRecord.StateWritten(LoggedTxnKind.Batch, bid, actor, version.Seq, state));
                 }
             }
-            catch (Exception exception)
-            {
-                Abort(new PactTicket(bid, bid), new TransactionAbortedException(bid, AbortReason.PrepareFailed,
-                    $"actor {actor} could not log its state for batch {bid}: {exception.Message}"));
-                return;
-            }
+        }
+        catch (Exception exception)
+        {
+            AbortUnlogged(exception);
+            return;
         }
 
         BatchComplete(bid, actor);
+
+        void AbortUnlogged(Exception exception) => Abort(new PactTicket(bid, bid), new TransactionAbortedException(bid, AbortReason.PrepareFailed,
+            $"actor {actor} could not log its state for batch {bid}: {exception.Message}"));
     }
 
     /// <summary>BatchComplete: <paramref name="actor"/> finished its sub-batch of <paramref name="bid"/>.</summary>

@@ -5,7 +5,6 @@ using Snapper.Coordination;
 using Snapper.Diagnostics;
 using Snapper.Hosting;
 using Snapper.Logging;
-using Orleans.Serialization;
 using Snapper.Scheduling;
 
 namespace Snapper.Pact;
@@ -61,7 +60,6 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     private readonly ConcurrentDictionary<GrainId, ActorSchedule> _schedules = new();
     private readonly ConcurrentDictionary<long, TransactionAbortedException> _doomed = new();
     private readonly IGrainFactory _grains;
-    private readonly Serializer _serializer;
     private readonly SnapperMetrics _metrics;
     private readonly ILogger<PactService> _logger;
     private readonly TimeSpan _logWriteTimeout;
@@ -93,7 +91,7 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     private readonly SnapperTestHooks _testHooks;
 
     public PactService(IOptions<SnapperOptions> options, IGrainFactory grains, SnapperMetrics metrics, ILogger<PactService> logger,
-        WriteAheadLog log, Serializer serializer, SnapperTestHooks testHooks, Cluster.ActorPlacementMap placement, Coordination.TidRanges tidRanges,
+        WriteAheadLog log, SnapperTestHooks testHooks, Cluster.ActorPlacementMap placement, Coordination.TidRanges tidRanges,
         Migration.MigrationGate migrations)
     {
         _migrations = migrations;
@@ -102,7 +100,6 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
         _workerIndex = options.Value.WorkerIndex;
         _globalShortcut = options.Value.GlobalCommitShortcut;
         Log = log;
-        _serializer = serializer;
         _grains = grains;
         _metrics = metrics;
         _logger = logger;

@@ -704,8 +704,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
                 _started.RemoveAt(0);
                 _lastCompletedBid = done.Bid;
                 done.Completed = true;
-                var (version, seq) = _versions?.BatchCompleted(done.Bid) ?? default;
-                completed.Add(new CompletedSubBatch(done.Bid, version, seq));
+                completed.Add(new CompletedSubBatch(done.Bid, _versions?.BatchCompleted(done.Bid) ?? default));
                 AdmitActs();
                 progressed = true;
             }
@@ -812,12 +811,12 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
             return;
         }
 
-        completions.SubBatchCompleted(completed.First.Bid, actor, completed.First.Version, completed.First.Seq);
+        completions.SubBatchCompleted(completed.First.Bid, actor, completed.First.Version);
         if (completed.More is { } more)
         {
             foreach (var done in more)
             {
-                completions.SubBatchCompleted(done.Bid, actor, done.Version, done.Seq);
+                completions.SubBatchCompleted(done.Bid, actor, done.Version);
             }
         }
     }
@@ -845,8 +844,8 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         }
     }
 
-    /// <summary>A sub-batch that completed here: its bid, and the version it left (null if it took no copy) with its seq.</summary>
-    private readonly record struct CompletedSubBatch(long Bid, object? Version, long Seq);
+    /// <summary>A sub-batch that completed here: its bid, and the version it left in log form.</summary>
+    private readonly record struct CompletedSubBatch(long Bid, CompletedVersion Version);
 
     private sealed class SubBatch(long bid, long prevBid, long[] tids, BatchPosition position)
     {

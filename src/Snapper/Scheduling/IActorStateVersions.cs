@@ -7,8 +7,8 @@ namespace Snapper.Scheduling;
 /// </summary>
 internal interface IActorStateVersions
 {
-    /// <summary>Keeps the version the batch left; returns it with its seq, or (null, 0) if the batch took no copy (it only read).</summary>
-    (object? Version, long Seq) BatchCompleted(long bid);
+    /// <summary>Keeps the version the batch left; returns its log form with its seq, or nothing if the batch took no copy (it only read).</summary>
+    CompletedVersion BatchCompleted(long bid);
 
     /// <summary>
     /// Whether batches may run side by side on disjoint keys here (key-level concurrency control): the versions then

@@ -20,7 +20,7 @@ public sealed class ActorScheduleTests
 
         public bool IsResolved(Snapper.Hybrid.BatchPosition position) => position.Bid <= ResolvedBid;
 
-        public void SubBatchCompleted(long bid, GrainId actor, object? version, long seq) => Completed.Add(bid);
+        public void SubBatchCompleted(long bid, GrainId actor, CompletedVersion version) => Completed.Add(bid);
     }
 
     private static readonly GrainId Actor = GrainId.Create("unit", "a");
@@ -53,7 +53,7 @@ public sealed class ActorScheduleTests
 
         public bool PipelinesKeys => true;
 
-        public (object? Version, long Seq) BatchCompleted(long bid) => (null, 0);
+        public CompletedVersion BatchCompleted(long bid) => default;
 
         public void BatchCommitted(long bid)
         {
