@@ -41,7 +41,10 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     private GrainId _self;
     private IGrainTimer? _watchdog;
 
-    /// <summary>The committed state as of now, outside any transaction. For inspection only; it is not locked.</summary>
+    /// <summary>
+    /// The committed state as of now, outside any transaction. For inspection only; it is not locked, and a later PACT
+    /// batch may change the same object in place, so read what you need from it at once rather than keeping it.
+    /// </summary>
     protected TState CommittedState => _core.State.Committed;
 
     private Scheduling.ActorSchedule Schedule => _core.Schedule;

@@ -11,14 +11,15 @@ namespace Snapper.Scheduling;
 /// batch copies <c>Latest</c> if it is shared with either, so a later abort can fall back to them intact. The copy takes
 /// the place of <c>Latest</c> in <c>Committed</c> and the versions, and the batch changes the object it copied in place
 /// (for a state logged whole; a state logged by its changes, <see cref="Logging.IIncrementallyLogged"/>, and every
-/// state at key level give the batch the new version, which records the changes). So the state object of an actor that batches keep writing
-/// stays the same, long-lived one: giving each batch a new object made every write commit a young object that an old
-/// actor refers to, which each garbage collection had to find through the old generation's cards and promote (with
-/// 50,000 actors, two thirds of every gen0 pause). The copy a batch leaves behind dies young once the batch commits.</item>
-/// <item>Only the schedule (under its lock), this class, and code that reads it synchronously in a turn of the actor
-/// ever see the object: a version goes to the log in log form (<c>logForm</c>, null when the silo does not log), taken
-/// under the lock when its batch completes (<see cref="CompletedVersion"/>), so the next batch may change the object as
-/// soon as it starts.</item>
+/// state at key level give the batch the new version, which records the changes). So the state object of an actor
+/// that batches keep writing stays the same, long-lived one: giving each batch a new object made every write commit a
+/// young object that an old actor refers to, which each garbage collection had to find through the old generation's
+/// cards and promote (with 50,000 actors, two thirds of every gen0 pause). The copy a batch leaves behind dies young
+/// once the batch commits.</item>
+/// <item>Nothing keeps the object past the point where a later batch may change it: the batches run on it one after
+/// the other, an ACT that reads it shared holds its read lock and no batch after it starts here before it ends, and a
+/// completed version goes to the log in log form (<c>logForm</c>, null when the silo does not log), taken under the
+/// lock when its batch completes (<see cref="CompletedVersion"/>), not later on the way to the logger.</item>
 /// <item><c>Latest</c> is the state after the last batch that completed here (or the committed state).</item>
 /// <item>An ACT copies <c>Latest</c>: it runs only after the batches before it completed here and before any batch
 /// after it starts, so no batch is changing <c>Latest</c> meanwhile. It commits only after those batches committed,
@@ -272,8 +273,8 @@ internal sealed class StateVersions<TState>(object gate, TState initial, Func<TS
         {
             if (ReferenceEquals(version, _latest))
             {
-                _versions[bid] = kept; // replaces a value: the enumeration stays valid
-                break;
+                _versions[bid] = kept;
+                break; // at most one
             }
         }
     }
