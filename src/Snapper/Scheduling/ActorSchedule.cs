@@ -54,14 +54,16 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     // Most of the time one sub-batch of one PACT: kept inline (see InlineFirstMap), not in dictionaries of their own.
     private InlineFirstMap<SubBatch> _batches;
     private InlineFirstMap<PactSlot> _pacts;
-    private readonly Dictionary<long, ActEntry> _acts = new();
+    // ACTs placed here (made when the first ACT arrives: an actor only PACTs reach never has one, and a batch's start
+    // then checks a field of this object instead of reading two more objects that are cold by then).
+    private Dictionary<long, ActEntry>? _acts;
     private readonly bool _gateOff = hooks is { SkipHybridGate: true } && hybrid == HybridScheduling.CommittedBatchesOnly;
     // Started and not completed here, in start order: one exclusive sub-batch, or keyed ones only.
     private readonly List<SubBatch> _started = new();
     // Per key used by a started keyed sub-batch: its unfinished PACTs that declared it, in the order they may use it.
     private Dictionary<object, LinkedList<long>>? _lanes; // made when a keyed sub-batch first starts here
     // The bids the latest cascading aborts dropped here, as (keptUpTo, last dropped]: the token may still name them as prev_bid.
-    private readonly Queue<(long After, long UpTo)> _dropped = new();
+    private Queue<(long After, long UpTo)>? _dropped; // made at the first cascading abort that drops a batch here
     private long _lastCompletedBid = -1;
     private long _lastCommittedBid = -1;
     private long _actPosition = -1;
@@ -450,7 +452,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
             // before a global part the master aborted (a cluster) may still be running, and goes on.
             if (droppedUpTo > keptUpTo)
             {
-                _dropped.Enqueue((keptUpTo, droppedUpTo));
+                (_dropped ??= new()).Enqueue((keptUpTo, droppedUpTo));
                 if (_dropped.Count > 16)
                 {
                     _dropped.Dequeue();
@@ -464,12 +466,9 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
             // ACTs waiting for a dropped batch now follow the last batch left. ACTs already inside keep the dropped
             // bid: they read its state, and their commit waits for that batch, so they abort too.
             _actPosition = _batches.Count > 0 ? _batches.Entries.Max(b => b.Bid) : _lastCommittedBid;
-            foreach (var entry in _acts.Values)
+            foreach (var entry in _acts is null ? [] : _acts.Values.Where(entry => !entry.Inside))
             {
-                if (!entry.Inside)
-                {
-                    entry.After = Math.Min(entry.After, _actPosition);
-                }
+                entry.After = Math.Min(entry.After, _actPosition);
             }
 
             AdmitActs();
@@ -493,6 +492,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         bool letIn;
         lock (Gate)
         {
+            _acts ??= new();
             if (_acts.TryGetValue(tid, out var placed))
             {
                 entry = placed;
@@ -544,7 +544,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
             {
                 // Placed but never let in: batches placed after it may now start. (Only this place: a call sharing it
                 // that timed out first removed it already, and a later call may have taken a new one.)
-                if (!entry.Inside && _acts.TryGetValue(tid, out var current) && ReferenceEquals(current, entry))
+                if (!entry.Inside && _acts!.TryGetValue(tid, out var current) && ReferenceEquals(current, entry))
                 {
                     _acts.Remove(tid);
                     Pump(ref completed);
@@ -574,7 +574,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         var completed = default(Completions); // allocates only when more than one sub-batch completes at once
         lock (Gate)
         {
-            _acts.Remove(tid);
+            _acts?.Remove(tid);
             _endedActsMaxBefore = BatchPosition.Max(_endedActsMaxBefore, maxBefore);
             Pump(ref completed);
         }
@@ -605,7 +605,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
             // An ACT is placed after the last delivered batch, and no later batch commits here before it ends, so
             // its After is either the last committed batch here or one not committed yet (or aborted: gone from the
             // schedule, no position, and the commit rule finds it aborted).
-            var readFrom = _acts.TryGetValue(tid, out var entry) && entry.After != _lastCommittedBid ? entry.After : -1;
+            var readFrom = _acts is not null && _acts.TryGetValue(tid, out var entry) && entry.After != _lastCommittedBid ? entry.After : -1;
             var before = readFrom >= 0 && _batches.TryGetValue(readFrom, out var batch) ? batch.Position : BatchPosition.None;
             return (BatchPosition.Max(before, _endedActsMaxBefore), readFrom);
         }
@@ -619,7 +619,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     {
         lock (Gate)
         {
-            if (!_acts.TryGetValue(tid, out var entry))
+            if (_acts is null || !_acts.TryGetValue(tid, out var entry))
             {
                 return BatchPosition.None;
             }
@@ -644,7 +644,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     /// <summary>Whether ACTs placed before <paramref name="batch"/> have not ended yet (rule 2: then it may not start).</summary>
     private bool WaitsForActs(SubBatch batch)
     {
-        if (_gateOff)
+        if (_gateOff || _acts is null)
         {
             return false;
         }
@@ -662,6 +662,11 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
 
     private void AdmitActs()
     {
+        if (_acts is null)
+        {
+            return;
+        }
+
         foreach (var entry in _acts.Values)
         {
             if (!entry.Inside && CanEnter(entry))
@@ -788,7 +793,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     /// </summary>
     private bool PrevDroppedHere(SubBatch batch)
     {
-        if (batch.PrevBid < 0 || !_dropped.Any(range => batch.PrevBid > range.After && batch.PrevBid <= range.UpTo))
+        if (batch.PrevBid < 0 || _dropped is null || !_dropped.Any(range => batch.PrevBid > range.After && batch.PrevBid <= range.UpTo))
         {
             return false;
         }
