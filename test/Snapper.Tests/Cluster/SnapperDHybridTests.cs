@@ -78,8 +78,7 @@ public sealed class SnapperDHybridTests(SnapperDFixture fixture, ITestOutputHelp
             // An ACT writes `first` after the global batch (placed after it, it waits there until the batch's part
             // completed) and `second` before it (the batch has not reached worker 1), then holds.
             await Until(() => firstSchedule.UncommittedBatchCount > 0, "the global batch never reached the first worker's actor");
-            var act = Probe(first).StartTxn(Probe(first).CallThenHold, new CallThenHold(second, actGate));
-            await Gates.WhenReached(actGate);
+            var act = await EnteredAsync(() => Probe(first).StartTxn(Probe(first).CallThenHold, new CallThenHold(second, actGate)), actGate);
 
             // The global batch reaches worker 1 and is placed after the ACT on `second`: the ACT now runs before and after it.
             delivery.SetResult();
@@ -100,6 +99,30 @@ public sealed class SnapperDHybridTests(SnapperDFixture fixture, ITestOutputHelp
             fixture.Hooks.DelayGlobalDelivery = null;
             delivery.TrySetResult();
             Gates.Release(actGate);
+        }
+    }
+
+    /// <summary>
+    /// A staged step: starts an ACT that reports at <paramref name="gate"/> once it is in, again each time it gives way
+    /// before that. An ACT arriving at an actor whose batch has been delivered but not yet completed waits only
+    /// <see cref="Hosting.SnapperOptions.HybridWaitTimeout"/> (1 ms) and then gives way (<see cref="AbortReason.HybridDeadlock"/>);
+    /// how soon the batch completes depends on the machine's load, so the test waits for the ACT to be in, not for a time.
+    /// </summary>
+    private static async Task<Task> EnteredAsync(Func<Task> start, string gate)
+    {
+        var reached = Gates.WhenReached(gate); // bounded (10 s)
+        for (var attempt = 1; ; attempt++)
+        {
+            var act = start();
+            if (await Task.WhenAny(act, reached) == reached)
+            {
+                await reached;
+                return act;
+            }
+
+            var gaveWay = await Assert.ThrowsAsync<TransactionAbortedException>(() => act);
+            Assert.Equal(AbortReason.HybridDeadlock, gaveWay.Reason);
+            Assert.True(attempt < 100, "the ACT gave way 100 times");
         }
     }
 
