@@ -37,8 +37,31 @@ public sealed class SnapperDHybridTests(SnapperDFixture fixture, ITestOutputHelp
 
         // An ACT whose first actor is on worker 0 reads that write on worker 1: it passes the check (nothing follows it,
         // and no batch either worker emits later can come before the one it read) and must wait for that batch.
-        Gates.Release(readGate);
-        var act = Probe(actRoot).StartTxn(Probe(actRoot).ReachThenRead, new ReachThenRead(readGate, written));
+        // Staged: the batch is released only once the ACT's call was let in on `written` (it then reads at once). How
+        // long a call takes to get across workers depends on the machine's load; a call that got there only after the
+        // batch aborted read the committed state and rightly committed, which is not what this test is about.
+        var writtenId = Probe(written).GetGrainId();
+        var letIn = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        fixture.Hooks.ActAdmitted = (actor, _) =>
+        {
+            if (actor == writtenId)
+            {
+                letIn.TrySetResult();
+            }
+
+            return null;
+        };
+        Task<int> act;
+        try
+        {
+            Gates.Release(readGate);
+            act = Probe(actRoot).StartTxn(Probe(actRoot).ReachThenRead, new ReachThenRead(readGate, written));
+            await letIn.Task.WaitAsync(Bound);
+        }
+        finally
+        {
+            fixture.Hooks.ActAdmitted = null;
+        }
 
         // A negative check: a correct run passes however slow the silos are (the ACT cannot end while the batch is held);
         // the delay only gives a wrong early commit the time to show. The failing variant is the one that cannot miss it.
