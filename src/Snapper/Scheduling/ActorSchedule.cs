@@ -54,8 +54,8 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     // Most of the time one sub-batch of one PACT: kept inline (see InlineFirstMap), not in dictionaries of their own.
     private InlineFirstMap<SubBatch> _batches;
     private InlineFirstMap<PactSlot> _pacts;
-    // ACTs placed here (made when the first ACT arrives: an actor only PACTs reach never has one, and a batch's start
-    // then checks a field of this object instead of reading two more objects that are cold by then).
+    // ACTs placed here, made when the first ACT arrives: an actor only PACTs reach never has one (with _dropped, two
+    // objects and about 120 bytes less per actor).
     private Dictionary<long, ActEntry>? _acts;
     private readonly bool _gateOff = hooks is { SkipHybridGate: true } && hybrid == HybridScheduling.CommittedBatchesOnly;
     // Started and not completed here, in start order: one exclusive sub-batch, or keyed ones only.
@@ -466,7 +466,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
             // ACTs waiting for a dropped batch now follow the last batch left. ACTs already inside keep the dropped
             // bid: they read its state, and their commit waits for that batch, so they abort too.
             _actPosition = _batches.Count > 0 ? _batches.Entries.Max(b => b.Bid) : _lastCommittedBid;
-            foreach (var entry in _acts is null ? [] : _acts.Values.Where(entry => !entry.Inside))
+            foreach (var entry in _acts is null ? [] : _acts.Values.Where(waiting => !waiting.Inside))
             {
                 entry.After = Math.Min(entry.After, _actPosition);
             }
