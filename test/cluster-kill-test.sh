@@ -193,11 +193,14 @@ crash() {
   set_phase "$name-back"
 }
 
+# After a restart, 180 s (not 90): on 2 cores a recovery can stall twice in a row, a PACT batch waiting out its 15 s
+# commit bound and then a migration caught by the restart waiting out the 30 s response timeout while its actor stays
+# frozen; one such run reached 968 of its 1000 commits in 90 s, with every check passing.
 set_phase warmup
 if wait_commits "before the first kill (the client opens its accounts first)" 300; then
   if [ $kill -eq 1 ]; then
-    crash worker 1 && wait_commits "after worker 1 restarted" 90
-    crash master && wait_commits "after the master restarted" 90
+    crash worker 1 && wait_commits "after worker 1 restarted" 180
+    crash master && wait_commits "after the master restarted" 180
   else
     set_phase steady-1 && wait_commits "in steady-1" 90
     set_phase steady-2 && wait_commits "in steady-2" 90
