@@ -38,6 +38,18 @@ internal sealed class SnapperTestHooks
     public Func<GrainId, bool>? WithholdActCommit { get; set; }
 
     /// <summary>
+    /// Worker <c>worker</c> marks its part of global batch <c>gbid</c> voted but does not send the vote when this returns
+    /// true, as if the message were lost: the master holds the batch undecided.
+    /// </summary>
+    public Func<int, long, bool>? WithholdGlobalVote { get; set; }
+
+    /// <summary>
+    /// Worker <c>worker</c> asks the master about its voted part of global batch <c>gbid</c> only once the returned task
+    /// completes (null: at once): a test orders the answers about two parts.
+    /// </summary>
+    public Func<int, long, Task?>? DelayOutcomeQuestion { get; set; }
+
+    /// <summary>
     /// The master delivers global sub-batch <c>gbid</c> to worker <c>worker</c> only once the returned task completes
     /// (null: at once), as if the message were slow: a test makes a global batch reach one worker well before another.
     /// </summary>

@@ -39,6 +39,9 @@ internal sealed partial class PactService
     private readonly Queue<(long From, long To)> _abortedGlobal = new();
     private long _lastGlobalArrived = -1;
     private long _lastGlobalEmitted = -1;
+    // The master incarnation the last merged sub-batch came from (Guid.Empty before the first). A voted part of an earlier
+    // one will hear no decision from the master it was voted to: it is asked about at once (AskAboutSilentVotes).
+    private Guid _masterEpoch;
 
     private bool IsClustered => _placement.Clustered;
 
@@ -278,6 +281,7 @@ internal sealed partial class PactService
             var tids = subBatch.Accesses.Select(a => a.Gtid).Distinct().Order().ToArray();
             TaskCompletionSource<long>? waiter;
             long bid;
+            bool newMaster;
             lock (_gate)
             {
                 // Checked again in the step that registers the part: the master's abort may have come since the check above
@@ -298,10 +302,19 @@ internal sealed partial class PactService
                 }
 
                 _globalWaiters.Remove(subBatch.Gbid, out waiter);
+                newMaster = subBatch.MasterEpoch != _masterEpoch;
+                _masterEpoch = subBatch.MasterEpoch;
             }
 
             waiter?.TrySetResult(bid);
             _metrics.BatchEmitted(tids.Length);
+            if (newMaster)
+            {
+                // The master restarted: what its old incarnation left undecided here is asked about now, not after
+                // ExecutionTimeout, since until then this worker votes for no part of the new one (VoteReadyGlobalParts).
+                // Asked once this part is merged, so an answer "aborted" drops it too, and reports it (ReportGlobalAborts).
+                AskAboutSilentVotes();
+            }
         }
     }
 
@@ -365,7 +378,10 @@ internal sealed partial class PactService
                 batch.Voted = true;
                 batch.VotedAt = System.Diagnostics.Stopwatch.GetTimestamp();
                 var gbid = batch.Gbid;
-                _ = SendAsync(() => _grains.GetGrain<IGlobalCoordinatorGrain>(0).Vote(gbid, _workerIndex), $"vote for global batch {gbid}");
+                if (_testHooks.WithholdGlobalVote?.Invoke(_workerIndex, gbid) != true)
+                {
+                    _ = SendAsync(() => _grains.GetGrain<IGlobalCoordinatorGrain>(0).Vote(gbid, _workerIndex), $"vote for global batch {gbid}");
+                }
             }
 
             if (!batch.GloballyCommitted)
@@ -381,8 +397,9 @@ internal sealed partial class PactService
     }
 
     /// <summary>
-    /// Asks the master about voted global parts that heard no decision within ExecutionTimeout (the master restarted, or a
-    /// commit or abort message was lost), one question per part at a time, and applies the answer.
+    /// Asks the master about voted global parts that heard no decision within ExecutionTimeout (a commit or abort message
+    /// was lost), or that an earlier master incarnation emitted (it restarted, and took their decision with it unless it
+    /// logged a commit), one question per part at a time, and applies the answer.
     /// </summary>
     private void AskAboutSilentVotes()
     {
@@ -392,7 +409,7 @@ internal sealed partial class PactService
             foreach (var batch in _uncommitted.Values)
             {
                 if (batch.Voted && !batch.GloballyCommitted && !batch.Asking
-                    && System.Diagnostics.Stopwatch.GetElapsedTime(batch.VotedAt) > _executionTimeout)
+                    && (batch.MasterEpoch != _masterEpoch || System.Diagnostics.Stopwatch.GetElapsedTime(batch.VotedAt) > _executionTimeout))
                 {
                     batch.Asking = true;
                     (silent ??= []).Add(batch.Gbid);
@@ -410,8 +427,13 @@ internal sealed partial class PactService
     {
         try
         {
+            if (_testHooks.DelayOutcomeQuestion?.Invoke(_workerIndex, gbid) is { } held)
+            {
+                await held;
+            }
+
             var committed = await _grains.GetGrain<IGlobalCoordinatorGrain>(0).OutcomeOf(gbid, _workerIndex).WaitAsync(_executionTimeout);
-            _logger.LogWarning("Worker {Worker} heard no decision on global batch {Gbid} in time; the master says {Outcome}", _workerIndex, gbid, committed ? "committed" : "aborted");
+            _logger.LogWarning("Worker {Worker} asked about global batch {Gbid} (no decision heard in time, or an earlier master emitted it); the master says {Outcome}", _workerIndex, gbid, committed ? "committed" : "aborted");
             if (committed)
             {
                 await CommitGlobalAsync(gbid);
@@ -568,11 +590,14 @@ internal sealed partial class PactService
         return clean;
     }
 
-    /// <summary>Tells the master that global parts aborted here (the smallest gbid is enough: it aborts every later one).</summary>
+    /// <summary>
+    /// Tells the master that global parts aborted here: the smallest gbid of each master incarnation. The master aborts every
+    /// batch after the one it is told, but a restarted master never heard of its predecessor's gbids and ignores them, so
+    /// the first part of its own is named too (parts of an old master are followed by those of the new one after a restart).
+    /// </summary>
     private void ReportGlobalAborts(IEnumerable<PactBatch> aborted, TransactionAbortedException reason)
     {
-        var first = aborted.Where(b => b.IsGlobal).Select(b => b.Gbid).DefaultIfEmpty(-1).Min();
-        if (first >= 0)
+        foreach (var first in aborted.Where(b => b.IsGlobal).GroupBy(b => b.MasterEpoch).Select(parts => parts.Min(b => b.Gbid)))
         {
             _ = SendAsync(() => _grains.GetGrain<IGlobalCoordinatorGrain>(0).Abort(first, reason), $"abort of global batch {first}");
         }

@@ -112,6 +112,86 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task A_worker_asks_a_restarted_master_at_once_about_the_part_its_old_incarnation_left_undecided()
+    {
+        // Worker 1 voted for its part and never heard the commit; then the master restarts. A new global PACT on worker 1
+        // is merged after that part, and worker 1 votes for nothing of the new master while the old part is undecided.
+        // Worker 1 asks about it when the first sub-batch of the new master arrives. Without that it would ask only once
+        // ExecutionTimeout (60 s here) passed since its vote, so the new PACT could not commit sooner.
+        var (a, b) = await TransferUnheardByWorker1Async(global: true, 30m);
+        await RestartAsync(0);
+
+        var started = System.Diagnostics.Stopwatch.StartNew();
+        var from = Account(a);
+        await from.StartTxn(from.Transfer, new Transfer(2, b, 5m), ActorAccessInfo.Of(from, Account(b)));
+        var took = started.Elapsed;
+        _output.WriteLine($"the first global PACT after the master's restart committed in {took}");
+        Assert.True(took < TimeSpan.FromSeconds(60), $"committed only after {took}: worker 1 waited out ExecutionTimeout before asking");
+
+        Assert.Equal(65m, await BalanceOf(a));
+        Assert.Equal(135m, await BalanceOf(b));
+        Assert.Empty(Services(2).GetRequiredService<WriteAheadLog>().InDoubt);
+    }
+
+    [Fact]
+    public async Task Parts_of_a_restarted_master_merged_after_parts_its_old_incarnation_left_undecided_abort_with_them_and_are_reported()
+    {
+        // Two global PACTs, P1 then P2, whose votes from worker 0 are lost: the master holds both undecided, then restarts
+        // and knows neither. A global PACT Y of the new master is merged after them on both workers; they ask about P1
+        // and P2 when it arrives. The answer about P1 comes first (the question about P2 is held until then): "aborted",
+        // so each worker drops P1, P2 and Y, and must tell the new master about Y. Told only the smallest gbid it had not
+        // heard aborted, P2, which the new master never emitted, it would hold Y undecided until its watchdog (60 s here),
+        // and the retry of Y, ordered after Y, could not commit before then; the client's call would time out first.
+        var (a1, b1, a2, b2, a3, b3) = (OnWorker(0), OnWorker(1), OnWorker(0), OnWorker(1), OnWorker(0), OnWorker(1));
+        await Fund(a1, b1, a2, b2, a3, b3);
+        var withheld = new List<long>();
+        _hooks.WithholdGlobalVote = (worker, gbid) =>
+        {
+            if (worker != 0)
+            {
+                return false;
+            }
+
+            lock (withheld)
+            {
+                withheld.Add(gbid);
+            }
+
+            return true;
+        };
+
+        var undecided = new List<Task<decimal>>();
+        foreach (var (from, to) in new[] { (a1, b1), (a2, b2) })
+        {
+            var count = withheld.Count;
+            undecided.Add(Account(from).StartTxn(Account(from).Transfer, new Transfer(1, to, 10m), ActorAccessInfo.Of(Account(from), Account(to))));
+            await Eventually(() => { lock (withheld) { return withheld.Count > count; } }, "worker 0 votes (and the vote is lost)");
+        }
+
+        _hooks.WithholdGlobalVote = null;
+        var p2 = withheld[1];
+        var p1Aborted = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        _hooks.DelayOutcomeQuestion = (_, gbid) => gbid == p2 ? p1Aborted.Task : null;
+        await RestartAsync(0);
+
+        var first = Account(a3);
+        var y = first.StartTxn(first.Transfer, new Transfer(2, b3, 5m), ActorAccessInfo.Of(first, Account(b3)));
+        // P1's first actor is on worker 0: its client hears the abort once worker 0 applied the answer about P1.
+        await Assert.ThrowsAsync<TransactionAbortedException>(() => undecided[0]);
+        await Eventually(() => Services(2).GetRequiredService<Pact.PactService>().Sizes.Uncommitted == 0, "worker 1 applies the answer about P1");
+        p1Aborted.SetResult();
+
+        var failure = await Assert.ThrowsAnyAsync<Exception>(() => y);
+        _output.WriteLine($"the first global PACT after the master's restart: {failure.GetType().Name}: {failure.Message}");
+        Assert.IsType<TransactionAbortedException>(failure);
+        await Assert.ThrowsAsync<TransactionAbortedException>(() => undecided[1]);
+
+        await first.StartTxn(first.Transfer, new Transfer(3, b3, 5m), ActorAccessInfo.Of(first, Account(b3)));
+        Assert.Equal(new[] { 100m, 100m, 100m, 100m, 95m, 105m },
+            new[] { await BalanceOf(a1), await BalanceOf(b1), await BalanceOf(a2), await BalanceOf(b2), await BalanceOf(a3), await BalanceOf(b3) });
+    }
+
+    [Fact]
     public async Task An_answer_heard_after_a_restart_is_logged_so_the_next_restart_finds_nothing_in_doubt()
     {
         // Worker 1 restarts with its part of a committed PACT in doubt and learns the commit; a second restart finds
