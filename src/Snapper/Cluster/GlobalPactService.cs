@@ -494,6 +494,26 @@ internal sealed class GlobalPactService : IDisposable
         return true;
     }
 
+    /// <summary>
+    /// Worker <paramref name="worker"/>'s silo died (<see cref="WorkerLossWatcher"/>). Its part of an undecided batch it
+    /// had not voted for is gone (a part is durable only once voted), and so are the methods of the PACTs rooted there,
+    /// whose parts on other workers wait for calls that will never come: such a batch can only abort. The first one aborts
+    /// now, with every later one, instead of when the watchdog finds it overdue. A batch the worker voted for is kept: its
+    /// part there completed, so nothing elsewhere waits on it, and the restarted worker learns the decision.
+    /// </summary>
+    public void WorkerLost(int worker)
+    {
+        lock (_gate)
+        {
+            if (_uncommitted.Values.FirstOrDefault(b => !b.Committing && b.Workers.Contains(worker) && !b.Voted.Contains(worker)) is { } first)
+            {
+                _logger.LogWarning("Worker {Worker} stopped before it voted for global batch {Gbid}; aborting it and every later one", worker, first.Gbid);
+                AbortLocked(first.Gbid, new TransactionAbortedException(first.Gbid, AbortReason.PrepareFailed,
+                    $"worker {worker} stopped before it completed its part of global batch {first.Gbid}."));
+            }
+        }
+    }
+
     /// <summary>Aborts global batch <paramref name="gbid"/> and every later uncommitted one, and tells every worker.</summary>
     public void Abort(long gbid, TransactionAbortedException reason)
     {

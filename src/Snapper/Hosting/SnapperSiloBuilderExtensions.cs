@@ -109,6 +109,7 @@ public static class SnapperSiloBuilderExtensions
         services.TryAddSingleton<Cluster.SnapperPlacementDirector>();
         services.TryAddSingleton<Cluster.GlobalPactService>();
         services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>, Cluster.InDoubtResolver>();
+        services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>, Cluster.WorkerLossWatcher>();
         services.TryAddSingleton<Migration.MigrationGate>();
         services.TryAddSingleton<Migration.MigrationInbox>();
         services.TryAddSingleton<Migration.PlacementDirectory>();

@@ -192,6 +192,37 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task A_worker_killed_under_a_global_pact_it_roots_makes_the_master_abort_that_batch_and_the_batches_after_it_at_once()
+    {
+        // A global PACT rooted on worker 1 holds there (at a gate) before it calls its actor on worker 0, where a local
+        // PACT is ordered after the global part and so waits for it. Worker 1 is killed: the part on worker 0 waits for a
+        // call that will never come. The master hears of the death from membership (the worker's next incarnation
+        // declares the old one dead as it joins) and aborts the global batch; worker 0 drops its part and the local batch
+        // after it. Without that, both would wait for a watchdog (60 s here), and the local PACT's client would time out
+        // first (30 s).
+        var (root, there) = (OnWorker(1, id => Probe(id).GetGrainId()), OnWorker(0, id => Probe(id).GetGrainId()));
+        var gate = "worker-loss-" + Guid.NewGuid().ToString("N");
+        var global = Probe(root).StartTxn(Probe(root).Hold, new Hold(gate, AccessMode.ReadWrite, ThenTouch: there), ActorAccessInfo.Of(Probe(root), Probe(there)));
+        _ = global.ContinueWith(static t => t.Exception, TaskScheduler.Default); // its silo dies under it
+        var gtid = await Gates.WhenReached(gate);
+
+        // The only global PACT in its batch, so its gbid is its gtid: merged on worker 0, then the local PACT is ordered after it.
+        var pacts = Services(1).GetRequiredService<Pact.PactService>();
+        Assert.True(await pacts.WhenGlobalMergedUpToAsync(gtid, TimeSpan.FromSeconds(30)));
+        var local = Probe(there).StartTxn(Probe(there).Touch, AccessMode.ReadWrite, ActorAccessInfo.Of(Probe(there)));
+        await Eventually(() => pacts.Sizes.Uncommitted == 2, "worker 0 holds the global part and the local batch after it");
+
+        _running.Remove(2);
+        await _cluster.KillSiloAsync(_silos[2]);
+        await StartAsync(2);
+
+        var failure = await Assert.ThrowsAnyAsync<Exception>(() => local);
+        _output.WriteLine($"the local PACT behind the lost global part: {failure.GetType().Name}: {failure.Message}");
+        Assert.IsType<TransactionAbortedException>(failure);
+        await Probe(there).StartTxn(Probe(there).Touch, AccessMode.ReadWrite, ActorAccessInfo.Of(Probe(there)));
+    }
+
+    [Fact]
     public async Task An_answer_heard_after_a_restart_is_logged_so_the_next_restart_finds_nothing_in_doubt()
     {
         // Worker 1 restarts with its part of a committed PACT in doubt and learns the commit; a second restart finds
@@ -407,17 +438,21 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
         return (a, b);
     }
 
-    private long OnWorker(int worker)
+    private long OnWorker(int worker) => OnWorker(worker, id => Account(id).GetGrainId());
+
+    private static long OnWorker(int worker, Func<long, GrainId> grain)
     {
         while (true)
         {
             var id = ClusterFixture.NewId();
-            if ((int)(Account(id).GetGrainId().GetUniformHashCode() % (uint)Workers) == worker)
+            if ((int)(grain(id).GetUniformHashCode() % (uint)Workers) == worker)
             {
                 return id;
             }
         }
     }
+
+    private IProbe Probe(long id) => _cluster.Client.GetGrain<IProbe>(id);
 
     private async Task Fund(params long[] ids)
     {
