@@ -103,7 +103,10 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
             var commits = new List<(GrainId Participant, Task Sent)>(writers.Length);
             Task Send(GrainId participant) => Runtime.TestHooks.WithholdActCommit?.Invoke(participant) == true
                 ? Task.FromException(new TimeoutException("withheld by a test"))
-                : Runtime.Participant(participant).Commit(txn.Tid, txn.MaxBefore);
+                : Runtime.TestHooks.DropActCommitAcknowledgement?.Invoke(participant) == true
+                    ? Runtime.Participant(participant).Commit(txn.Tid, txn.MaxBefore)
+                        .ContinueWith(static _ => throw new TimeoutException("acknowledgement dropped by a test"), TaskScheduler.Default)
+                    : Runtime.Participant(participant).Commit(txn.Tid, txn.MaxBefore);
             commits.AddRange(writers.Except(onOtherSilos).Select(p => (p, Send(p))));
             if (onOtherSilos.Length > 0)
             {
@@ -133,9 +136,10 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
             else
             {
                 // Committed regardless: a participant that missed the message asks this actor (Resolve), which answers
-                // from memory, or from the log's record of commits not acknowledged by every participant; the commit is
-                // closed when the last of them has asked.
-                core.Ended.AwaitAcknowledgements(txn.Tid, commits.Where(c => !c.Sent.IsCompletedSuccessfully).Select(c => c.Participant));
+                // from memory, or from the log's record of commits not acknowledged by every participant; one whose
+                // acknowledgement was lost gets the message again (ActParticipant.Watch). The commit is closed when the
+                // last of them has asked or acknowledged.
+                core.Ended.AwaitAcknowledgements(txn.Tid, commits.Where(c => !c.Sent.IsCompletedSuccessfully).Select(c => c.Participant), txn.MaxBefore);
                 core.Logger.LogWarning("Commit of transaction {Tid} not acknowledged by every participant; they will resolve it", txn.Tid);
             }
         }

@@ -293,11 +293,9 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
 
         if (core.Ended.TryGet(tid, out var outcome))
         {
-            if (outcome == TxnOutcome.Committed && core.Ended.Acknowledge(tid, participant))
+            if (outcome == TxnOutcome.Committed)
             {
-                // The last participant that missed the commit message has it now: the commit is closed.
-                core.Ended.Forget(tid);
-                Runtime.Log.Acknowledged(tid);
+                Acknowledged(tid, participant);
             }
 
             return Task.FromResult(outcome);
@@ -333,8 +331,50 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
             }
         }
 
+        // A participant that committed but whose acknowledgement was lost (its silo died just after its commit record,
+        // or the answer was late) never asks: after the time a prepared one waits before asking, it hears the commit again.
+        // Until every participant acknowledged, the commit stays open, and this actor cannot be migrated.
+        foreach (var (tid, waiting, maxBefore) in core.Ended.ToSendAgain(options.DecisionTimeout))
+        {
+            foreach (var participant in waiting)
+            {
+                _ = SendCommitAgainAsync(tid, participant, maxBefore, activation);
+            }
+        }
+
         core.Ended.Prune(options.OutcomeRetention);
         return participants > 0 || core.Ended.Count > 0;
+    }
+
+    private async Task SendCommitAgainAsync(long tid, GrainId participant, BatchPosition maxBefore, object activation)
+    {
+        try
+        {
+            if (Runtime.TestHooks.WithholdActCommit?.Invoke(participant) == true)
+            {
+                return;
+            }
+
+            await Runtime.Participant(participant).Commit(tid, maxBefore).WaitAsync(Runtime.Options.PrepareTimeout);
+            if (core.IsOwnedBy(activation))
+            {
+                Acknowledged(tid, participant);
+            }
+        }
+        catch (Exception exception)
+        {
+            core.Logger.LogDebug(exception, "Commit of transaction {Tid} sent again to {Participant}, not acknowledged; will send again", tid, participant);
+        }
+    }
+
+    /// <summary><paramref name="participant"/> knows that <paramref name="tid"/> committed; the last one to know closes the commit.</summary>
+    private void Acknowledged(long tid, GrainId participant)
+    {
+        if (core.Ended.Acknowledge(tid, participant))
+        {
+            core.Ended.Forget(tid);
+            Runtime.Log.Acknowledged(tid);
+        }
     }
 
     private async Task ResolvePreparedAsync(ActorTransaction<TState> txn, object activation)

@@ -1,3 +1,6 @@
+using System.Runtime.InteropServices;
+using Snapper.Hybrid;
+
 namespace Snapper.Act;
 
 /// <summary>
@@ -9,20 +12,49 @@ internal sealed class RecentOutcomes
 {
     private readonly Dictionary<long, (TxnOutcome Outcome, long At)> _outcomes = new();
 
-    // Commits some participants have not acknowledged yet: who is still to hear it.
-    private readonly Dictionary<long, HashSet<GrainId>> _unacknowledged = new();
+    // Commits some participants have not acknowledged yet: who is still to hear it, what the commit message carries, and
+    // when it was last sent (Environment.TickCount64).
+    private readonly Dictionary<long, (HashSet<GrainId> Waiting, BatchPosition MaxBefore, long SentAt)> _unacknowledged = new();
 
     public void Record(long tid, TxnOutcome outcome) => _outcomes[tid] = (outcome, Environment.TickCount64);
 
-    /// <summary>Remembers that <paramref name="participants"/> have not acknowledged the commit of <paramref name="tid"/>.</summary>
-    public void AwaitAcknowledgements(long tid, IEnumerable<GrainId> participants) => _unacknowledged[tid] = [.. participants];
+    /// <summary>
+    /// Remembers that <paramref name="participants"/> have not acknowledged the commit of <paramref name="tid"/>, whose
+    /// message carried <paramref name="maxBefore"/>.
+    /// </summary>
+    public void AwaitAcknowledgements(long tid, IEnumerable<GrainId> participants, BatchPosition maxBefore) =>
+        _unacknowledged[tid] = ([.. participants], maxBefore, Environment.TickCount64);
 
     /// <summary>
-    /// <paramref name="participant"/> learned the commit of <paramref name="tid"/> (it asked); returns true when it was
-    /// the last one still to hear it.
+    /// <paramref name="participant"/> learned the commit of <paramref name="tid"/> (it asked, or acknowledged a repeated
+    /// message); returns true when it was the last one still to hear it.
     /// </summary>
     public bool Acknowledge(long tid, GrainId participant) =>
-        _unacknowledged.TryGetValue(tid, out var waiting) && waiting.Remove(participant) && waiting.Count == 0 && _unacknowledged.Remove(tid);
+        _unacknowledged.TryGetValue(tid, out var entry) && entry.Waiting.Remove(participant) && entry.Waiting.Count == 0 && _unacknowledged.Remove(tid);
+
+    /// <summary>
+    /// The commits whose message was last sent longer than <paramref name="ago"/> and that some participant has still not
+    /// acknowledged, each with those participants; counts them as sent again now.
+    /// </summary>
+    public List<(long Tid, GrainId[] Participants, BatchPosition MaxBefore)> ToSendAgain(TimeSpan ago)
+    {
+        var now = Environment.TickCount64;
+        var due = new List<(long, GrainId[], BatchPosition)>();
+        foreach (var (tid, entry) in _unacknowledged)
+        {
+            if (now - entry.SentAt > (long)ago.TotalMilliseconds)
+            {
+                due.Add((tid, [.. entry.Waiting], entry.MaxBefore));
+            }
+        }
+
+        foreach (var (tid, _, _) in due)
+        {
+            CollectionsMarshal.GetValueRefOrNullRef(_unacknowledged, tid).SentAt = now;
+        }
+
+        return due;
+    }
 
     public void Forget(long tid)
     {
@@ -41,6 +73,9 @@ internal sealed class RecentOutcomes
 
     /// <summary>Whether a commit decided here still waits for a participant to hear it (a migration waits for none).</summary>
     public bool HasUnacknowledgedCommits => _unacknowledged.Count > 0;
+
+    /// <summary>Commits some participant has not acknowledged yet.</summary>
+    public int UnacknowledgedCount => _unacknowledged.Count;
 
     public void Prune(TimeSpan retention)
     {

@@ -770,13 +770,26 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     {
         // Frozen: nothing new is admitted, so what is in flight only ends. Polled, on the actor's own turns (which are
         // the only ones that touch its transactions); a migration waits milliseconds, not seconds, at low load.
+        // Commits some participant has not acknowledged count as work in flight: only this worker can answer for them
+        // (from memory and its log), and they are sent again until acknowledged (ActParticipant.Watch).
         var deadline = Environment.TickCount64 + (long)bound.TotalMilliseconds;
         while (_core.HasUncommittedWork || _core.Ended.HasUnacknowledgedCommits)
         {
+            if (!_runtime.Migrations.IsFrozen(_self))
+            {
+                // Released meanwhile: the migration was rolled back, or its master restarted and the freeze ended with
+                // it. New transactions come in again, so waiting for this actor to go idle would only wait out the bound.
+                throw new MigrationException(_self.ToString(), MigrationFailure.RolledBack, "its freeze ended (the migration was abandoned) before its work in flight did.");
+            }
+
             if (Environment.TickCount64 > deadline)
             {
-                throw new MigrationException(_self.ToString(), MigrationFailure.RolledBack,
-                    $"its work in flight ({_core.Transactions.Count} ACT(s), {_core.Schedule.UncommittedBatchCount} PACT batch(es)) did not end within {bound}.");
+                // Said here too: the caller's own response timeout may have passed already, and this says what was waited for.
+                var failure = new MigrationException(_self.ToString(), MigrationFailure.RolledBack,
+                    $"its work in flight ({_core.Transactions.Count} ACT(s), {_core.Schedule.UncommittedBatchCount} PACT batch(es), "
+                    + $"{_core.Ended.UnacknowledgedCount} commit(s) not acknowledged by every participant) did not end within {bound}.");
+                _core.Logger.LogWarning(failure, "Hand-over of actor {Actor} for a migration gave up", _self);
+                throw failure;
             }
 
             await Task.Delay(2);

@@ -38,6 +38,12 @@ internal sealed class SnapperTestHooks
     public Func<GrainId, bool>? WithholdActCommit { get; set; }
 
     /// <summary>
+    /// An ACT's first actor sends the commit to participant <c>participant</c>, which commits, but the acknowledgement is
+    /// lost on the way back when this returns true: the participant knows the outcome and never asks for it.
+    /// </summary>
+    public Func<GrainId, bool>? DropActCommitAcknowledgement { get; set; }
+
+    /// <summary>
     /// Worker <c>worker</c> marks its part of global batch <c>gbid</c> voted but does not send the vote when this returns
     /// true, as if the message were lost: the master holds the batch undecided.
     /// </summary>

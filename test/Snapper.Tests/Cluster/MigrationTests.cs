@@ -67,6 +67,76 @@ public sealed class MigrationTests(SnapperDFixture fixture, ITestOutputHelper ou
     }
 
     [Fact]
+    public async Task An_actor_whose_commit_acknowledgement_was_lost_sends_the_commit_again_and_then_migrates()
+    {
+        // An ACT from a (worker 0) to b (worker 1): b commits, but its acknowledgement is lost. b knows the outcome and
+        // never asks, so a holds the commit open, and a migration of a waits for it (only worker 0 can answer for it).
+        // After DecisionTimeout a sends the commit again, b acknowledges, and the migration goes through long before
+        // the hand-over's bound (2 x ExecutionTimeout); without that, a would hold the commit for OutcomeRetention.
+        var a = fixture.OnWorker(0, 1)[0];
+        var b = fixture.OnWorker(1, 1)[0];
+        await Account(a).StartTxn(Account(a).Reset, 100m);
+        await Account(b).StartTxn(Account(b).Reset, 100m);
+        var participant = Account(b).GetGrainId();
+        fixture.Hooks.DropActCommitAcknowledgement = p => p == participant;
+        try
+        {
+            await Account(a).StartTxn(Account(a).Transfer, new Transfer(1, b, 10m));
+        }
+        finally
+        {
+            fixture.Hooks.DropActCommitAcknowledgement = null;
+        }
+
+        await fixture.Client.MigrateAsync(Account(a), 1);
+        Assert.Equal(1, await fixture.Client.WorkerOfAsync(Account(a)));
+        Assert.Equal(90m, (await SnapshotOf(a)).Balance);
+        Assert.Equal(110m, (await SnapshotOf(b)).Balance);
+    }
+
+    [Fact]
+    public async Task A_hand_over_stops_waiting_for_work_in_flight_once_the_actor_is_released_from_its_freeze()
+    {
+        // a holds a commit that b never acknowledges (the acknowledgement is lost, and every repeat of the commit too), so
+        // a hand-over of a waits. The freeze of a ends first (as when the master that froze it restarts): the hand-over
+        // gives up at once, rather than waiting out its bound (2 x ExecutionTimeout) while new transactions reach a.
+        var a = fixture.OnWorker(0, 1)[0];
+        var b = fixture.OnWorker(1, 1)[0];
+        await Account(a).StartTxn(Account(a).Reset, 100m);
+        await Account(b).StartTxn(Account(b).Reset, 100m);
+        var (actor, participant) = (Account(a).GetGrainId(), Account(b).GetGrainId());
+        fixture.Hooks.DropActCommitAcknowledgement = p => p == participant;
+        try
+        {
+            await Account(a).StartTxn(Account(a).Transfer, new Transfer(1, b, 10m));
+            fixture.Hooks.WithholdActCommit = p => p == participant;
+            var (frozen, release) = HoldAfterFreeze(a);
+            var migration = fixture.Client.MigrateAsync(Account(a), 1);
+            await frozen.Task.WaitAsync(TimeSpan.FromSeconds(30));
+            var gate = fixture.WorkerServices(0).GetRequiredService<Snapper.Migration.MigrationGate>();
+            foreach (var (moving, id) in gate.FrozenLongerThan(TimeSpan.FromMilliseconds(-1)).Where(f => f.Actor == actor)) // however recent
+            {
+                gate.Release(moving, id);
+            }
+
+            release.SetResult();
+            var failure = await Assert.ThrowsAsync<MigrationException>(() => migration);
+            output.WriteLine(failure.Message);
+            Assert.Equal(MigrationFailure.RolledBack, failure.Reason);
+            Assert.Contains("its freeze ended", failure.Message);
+        }
+        finally
+        {
+            fixture.Hooks.DropActCommitAcknowledgement = null;
+            fixture.Hooks.WithholdActCommit = null;
+            fixture.Hooks.AfterMigrationFreeze = null;
+        }
+
+        Assert.Equal(0, await fixture.Client.WorkerOfAsync(Account(a)));
+        Assert.Equal(90m, (await SnapshotOf(a)).Balance);
+    }
+
+    [Fact]
     public async Task Bad_requests_are_refused_with_their_reason_and_change_nothing()
     {
         var a = fixture.OnWorker(0, 1)[0];

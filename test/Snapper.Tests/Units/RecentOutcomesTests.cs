@@ -1,4 +1,5 @@
 using Snapper.Act;
+using Snapper.Hybrid;
 using Xunit;
 
 namespace Snapper.Tests.Units;
@@ -14,7 +15,7 @@ public sealed class RecentOutcomesTests
     {
         var outcomes = new RecentOutcomes();
         outcomes.Record(7, TxnOutcome.Committed);
-        outcomes.AwaitAcknowledgements(7, [P1, P2]);
+        outcomes.AwaitAcknowledgements(7, [P1, P2], BatchPosition.None);
 
         Assert.False(outcomes.Acknowledge(7, P1));
         Assert.False(outcomes.Acknowledge(7, P1)); // asking twice counts once
@@ -31,5 +32,27 @@ public sealed class RecentOutcomesTests
         outcomes.Record(8, TxnOutcome.Committed);
 
         Assert.False(outcomes.Acknowledge(8, P1));
+    }
+
+    [Fact]
+    public void A_commit_is_sent_again_to_the_participants_still_missing_once_its_last_sending_is_old_enough()
+    {
+        var outcomes = new RecentOutcomes();
+        outcomes.Record(9, TxnOutcome.Committed);
+        var maxBefore = BatchPosition.Local(3, 1, 0, 4);
+        outcomes.AwaitAcknowledgements(9, [P1, P2], maxBefore);
+
+        Assert.Empty(outcomes.ToSendAgain(TimeSpan.FromHours(1))); // just sent
+
+        Assert.False(outcomes.Acknowledge(9, P1));
+        var due = Assert.Single(outcomes.ToSendAgain(TimeSpan.FromMilliseconds(-1)));
+        Assert.Equal(9, due.Tid);
+        Assert.Equal([P2], due.Participants);
+        Assert.Equal(maxBefore, due.MaxBefore);
+
+        Assert.Empty(outcomes.ToSendAgain(TimeSpan.FromHours(1))); // counted as sent again now
+        Assert.True(outcomes.Acknowledge(9, P2));
+        Assert.Empty(outcomes.ToSendAgain(TimeSpan.FromMilliseconds(-1)));
+        Assert.False(outcomes.HasUnacknowledgedCommits);
     }
 }
