@@ -33,6 +33,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         core.Transactions.Add(context.Tid, txn);
         if (!isRoot)
         {
+            txn.FirstActorSilo = Runtime.FirstActorSilo(context.Root);
             core.WatchdogNeeded?.Invoke();
         }
 
@@ -317,15 +318,28 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         {
             participants++;
             var idle = TimeSpan.FromMilliseconds(now - txn.LastActivity);
-            if (txn.Phase == ActorTxnPhase.Active && txn.RunningMethods == 0 && idle > options.ParticipantTimeout)
+
+            // The first actor's silo died (another silo, or none, serves its worker now): the transaction's decision is
+            // taken there or nowhere, so there is no point in waiting out the bounds below.
+            var firstActorLost = txn.FirstActorSilo is { } silo && Runtime.FirstActorSilo(txn.Context.Root) != silo;
+            if (firstActorLost)
             {
-                core.Logger.LogWarning("Transaction {Tid} idle for {Idle} without a decision; aborting it here", txn.Tid, idle);
-                txn.Doom(new TransactionAbortedException(txn.Tid, AbortReason.ParticipantTimeout, $"no prepare within {options.ParticipantTimeout}."));
+                txn.FirstActorSilo = Runtime.FirstActorSilo(txn.Context.Root);
+            }
+
+            if (txn.Phase == ActorTxnPhase.Active && txn.RunningMethods == 0 && (idle > options.ParticipantTimeout || firstActorLost))
+            {
+                core.Logger.LogWarning("Transaction {Tid} idle for {Idle} without a decision{Why}; aborting it here", txn.Tid, idle,
+                    firstActorLost ? ", and its first actor's silo stopped" : "");
+                txn.Doom(new TransactionAbortedException(txn.Tid, AbortReason.ParticipantTimeout, firstActorLost
+                    ? "its first actor's silo stopped before it prepared."
+                    : $"no prepare within {options.ParticipantTimeout}."));
                 End(txn, TxnOutcome.Aborted);
                 RememberOutcome(txn.Tid, TxnOutcome.Aborted);
             }
-            else if (txn.Phase == ActorTxnPhase.Prepared && idle > options.DecisionTimeout)
+            else if (txn.Phase == ActorTxnPhase.Prepared && (idle > options.DecisionTimeout || firstActorLost))
             {
+                // Prepared, it may only learn the outcome: asked of the first actor's worker (its log answers after a restart).
                 txn.Touch();
                 _ = ResolvePreparedAsync(txn, activation);
             }

@@ -102,6 +102,12 @@ internal sealed class ActorTransaction<TState>(TxnContext context, bool isRoot)
     /// <summary>When the transaction last did something here (<see cref="Environment.TickCount64"/>).</summary>
     public long LastActivity { get; private set; } = Environment.TickCount64;
 
+    /// <summary>
+    /// For a participant whose first actor is on another worker: the silo that served that worker when this part began
+    /// (see <see cref="SnapperRuntime.FirstActorSilo"/>).
+    /// </summary>
+    public SiloAddress? FirstActorSilo { get; set; }
+
     public void Touch() => LastActivity = Environment.TickCount64;
 
     public void Doom(TransactionAbortedException reason) => Doomed ??= reason;

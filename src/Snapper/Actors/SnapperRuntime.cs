@@ -23,6 +23,7 @@ internal sealed class SnapperRuntime(
     ActorDirectory actors,
     ActTidSource actTids,
     Cluster.ActorPlacementMap placement,
+    Cluster.ClusterRoster roster,
     SnapperTestHooks testHooks,
     Migration.MigrationGate migrations,
     Migration.MigrationInbox inbox,
@@ -112,6 +113,14 @@ internal sealed class SnapperRuntime(
     /// </summary>
     public bool DecidedElsewhere(GrainId participant, GrainId firstActor) =>
         Placement.Clustered && Placement.WorkerOf(participant) != Placement.WorkerOf(firstActor);
+
+    /// <summary>
+    /// The silo serving the worker of an ACT's first actor <paramref name="firstActor"/>, when that is not this silo's
+    /// worker (null otherwise, and while no silo serves it): a participant notes it when it joins, and gives up its part
+    /// once another silo or none serves there, since the first actor's silo died and the decision with it.
+    /// </summary>
+    public SiloAddress? FirstActorSilo(GrainId firstActor) =>
+        Placement.Clustered && Placement.WorkerOf(firstActor) is var worker && worker != Options.WorkerIndex ? roster.WorkerSilo(worker) : null;
 
     public IActParticipant Participant(GrainId actor) => (IActParticipant)grainFactory.GetGrain(actor, _participantType);
 

@@ -223,6 +223,28 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task An_act_participant_whose_first_actors_silo_was_killed_gives_up_its_part_without_waiting_out_its_bound()
+    {
+        // An ACT rooted on worker 1 writes an actor on worker 0 and holds there (at a gate): the actor on worker 0 is an
+        // unprepared participant holding its lock. Worker 1 is killed and comes back. The participant sees that another
+        // silo serves its first actor's worker now and aborts its part at its next watchdog round (every 15 s here),
+        // instead of after ParticipantTimeout (90 s here); a PACT on that actor, which waits for the ACT, then commits
+        // before its client's 30 s response timeout.
+        var (root, there) = (OnWorker(1, id => Probe(id).GetGrainId()), OnWorker(0, id => Probe(id).GetGrainId()));
+        var gate = "first-actor-lost-" + Guid.NewGuid().ToString("N");
+        var act = Probe(root).StartTxn(Probe(root).CallThenHold, new CallThenHold(there, gate));
+        _ = act.ContinueWith(static t => t.Exception, TaskScheduler.Default); // its silo dies under it
+        await Gates.WhenReached(gate);
+
+        _running.Remove(2);
+        await _cluster.KillSiloAsync(_silos[2]);
+        await StartAsync(2);
+
+        await Probe(there).StartTxn(Probe(there).Touch, AccessMode.ReadWrite, ActorAccessInfo.Of(Probe(there)));
+        Assert.Equal(1, await Probe(there).StartTxn(Probe(there).Read, 0, ActorAccessInfo.Of(Probe(there))));
+    }
+
+    [Fact]
     public async Task An_answer_heard_after_a_restart_is_logged_so_the_next_restart_finds_nothing_in_doubt()
     {
         // Worker 1 restarts with its part of a committed PACT in doubt and learns the commit; a second restart finds
