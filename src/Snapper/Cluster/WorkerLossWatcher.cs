@@ -14,35 +14,14 @@ namespace Snapper.Cluster;
 /// </summary>
 internal sealed class WorkerLossWatcher(
     IOptions<SnapperOptions> options, IClusterMembershipService membership, ClusterRoster roster, IServiceProvider services,
-    ILogger<WorkerLossWatcher> logger) : ILifecycleParticipant<ISiloLifecycle>, IDisposable
+    ILogger<WorkerLossWatcher> logger) : SiloRoleLoop(SiloRole.Master, options.Value)
 {
     private readonly SnapperOptions _options = options.Value;
-    private readonly CancellationTokenSource _stop = new();
 
     // The silo last seen serving each worker: its death is what this watches for.
     private readonly Dictionary<int, SiloAddress> _serving = new();
 
-    public void Participate(ISiloLifecycle lifecycle)
-    {
-        if (_options.Role != SiloRole.Master)
-        {
-            return;
-        }
-
-        lifecycle.Subscribe(nameof(WorkerLossWatcher), ServiceLifecycleStage.Active, starting =>
-        {
-            _ = Task.Run(() => RunAsync(_stop.Token));
-            return Task.CompletedTask;
-        }, stopping =>
-        {
-            _stop.Cancel();
-            return Task.CompletedTask;
-        });
-    }
-
-    public void Dispose() => _stop.Dispose();
-
-    private async Task RunAsync(CancellationToken stopping)
+    protected override async Task RunAsync(CancellationToken stopping)
     {
         // Resolved here, on the master only: the service runs a watchdog timer from its construction.
         var global = services.GetRequiredService<GlobalPactService>();

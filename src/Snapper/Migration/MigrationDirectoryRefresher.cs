@@ -14,35 +14,14 @@ namespace Snapper.Migration;
 /// </summary>
 internal sealed class MigrationDirectoryRefresher(
     IOptions<SnapperOptions> options, IGrainFactory grains, PlacementDirectory directory, MigrationGate gate,
-    ILogger<MigrationDirectoryRefresher> logger) : ILifecycleParticipant<ISiloLifecycle>, IDisposable
+    ILogger<MigrationDirectoryRefresher> logger) : SiloRoleLoop(SiloRole.Worker, options.Value)
 {
     private readonly SnapperOptions _options = options.Value;
-    private readonly CancellationTokenSource _stop = new();
 
     /// <summary>How long a freeze may last before this worker suspects its helper died: beyond every bound a migration step has.</summary>
     public TimeSpan StaleFreeze => 10 * _options.ExecutionTimeout;
 
-    public void Participate(ISiloLifecycle lifecycle)
-    {
-        if (_options.Role != SiloRole.Worker)
-        {
-            return;
-        }
-
-        lifecycle.Subscribe(nameof(MigrationDirectoryRefresher), ServiceLifecycleStage.Active, starting =>
-        {
-            _ = Task.Run(() => RunAsync(_stop.Token));
-            return Task.CompletedTask;
-        }, stopping =>
-        {
-            _stop.Cancel();
-            return Task.CompletedTask;
-        });
-    }
-
-    public void Dispose() => _stop.Dispose();
-
-    private async Task RunAsync(CancellationToken stopping)
+    protected override async Task RunAsync(CancellationToken stopping)
     {
         var refreshed = false;
         while (!stopping.IsCancellationRequested)

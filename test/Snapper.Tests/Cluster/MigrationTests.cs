@@ -73,21 +73,7 @@ public sealed class MigrationTests(SnapperDFixture fixture, ITestOutputHelper ou
         // never asks, so a holds the commit open, and a migration of a waits for it (only worker 0 can answer for it).
         // After DecisionTimeout a sends the commit again, b acknowledges, and the migration goes through long before
         // the hand-over's bound (2 x ExecutionTimeout); without that, a would hold the commit for OutcomeRetention.
-        var a = fixture.OnWorker(0, 1)[0];
-        var b = fixture.OnWorker(1, 1)[0];
-        await Account(a).StartTxn(Account(a).Reset, 100m);
-        await Account(b).StartTxn(Account(b).Reset, 100m);
-        var participant = Account(b).GetGrainId();
-        fixture.Hooks.DropActCommitAcknowledgement = p => p == participant;
-        try
-        {
-            await Account(a).StartTxn(Account(a).Transfer, new Transfer(1, b, 10m));
-        }
-        finally
-        {
-            fixture.Hooks.DropActCommitAcknowledgement = null;
-        }
-
+        var (a, b) = await TransferWithLostAcknowledgementAsync();
         await fixture.Client.MigrateAsync(Account(a), 1);
         Assert.Equal(1, await fixture.Client.WorkerOfAsync(Account(a)));
         Assert.Equal(90m, (await SnapshotOf(a)).Balance);
@@ -100,15 +86,10 @@ public sealed class MigrationTests(SnapperDFixture fixture, ITestOutputHelper ou
         // a holds a commit that b never acknowledges (the acknowledgement is lost, and every repeat of the commit too), so
         // a hand-over of a waits. The freeze of a ends first (as when the master that froze it restarts): the hand-over
         // gives up at once, rather than waiting out its bound (2 x ExecutionTimeout) while new transactions reach a.
-        var a = fixture.OnWorker(0, 1)[0];
-        var b = fixture.OnWorker(1, 1)[0];
-        await Account(a).StartTxn(Account(a).Reset, 100m);
-        await Account(b).StartTxn(Account(b).Reset, 100m);
+        var (a, b) = await TransferWithLostAcknowledgementAsync();
         var (actor, participant) = (Account(a).GetGrainId(), Account(b).GetGrainId());
-        fixture.Hooks.DropActCommitAcknowledgement = p => p == participant;
         try
         {
-            await Account(a).StartTxn(Account(a).Transfer, new Transfer(1, b, 10m));
             fixture.Hooks.WithholdActCommit = p => p == participant;
             var (frozen, release) = HoldAfterFreeze(a);
             var migration = fixture.Client.MigrateAsync(Account(a), 1);
@@ -127,13 +108,36 @@ public sealed class MigrationTests(SnapperDFixture fixture, ITestOutputHelper ou
         }
         finally
         {
-            fixture.Hooks.DropActCommitAcknowledgement = null;
             fixture.Hooks.WithholdActCommit = null;
             fixture.Hooks.AfterMigrationFreeze = null;
         }
 
         Assert.Equal(0, await fixture.Client.WorkerOfAsync(Account(a)));
         Assert.Equal(90m, (await SnapshotOf(a)).Balance);
+    }
+
+    /// <summary>
+    /// Funds a (worker 0) and b (worker 1) with 100 and moves 10 from a to b with an ACT whose commit b applies but whose
+    /// acknowledgement is lost: b knows the outcome and never asks, so a holds the commit open.
+    /// </summary>
+    private async Task<(long A, long B)> TransferWithLostAcknowledgementAsync()
+    {
+        var a = fixture.OnWorker(0, 1)[0];
+        var b = fixture.OnWorker(1, 1)[0];
+        await Account(a).StartTxn(Account(a).Reset, 100m);
+        await Account(b).StartTxn(Account(b).Reset, 100m);
+        var participant = Account(b).GetGrainId();
+        fixture.Hooks.DropActCommitAcknowledgement = p => p == participant;
+        try
+        {
+            await Account(a).StartTxn(Account(a).Transfer, new Transfer(1, b, 10m));
+        }
+        finally
+        {
+            fixture.Hooks.DropActCommitAcknowledgement = null;
+        }
+
+        return (a, b);
     }
 
     [Fact]
