@@ -321,10 +321,11 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
 
             // The first actor's silo died (another silo, or none, serves its worker now): the transaction's decision is
             // taken there or nowhere, so there is no point in waiting out the bounds below.
-            var firstActorLost = txn.FirstActorSilo is { } silo && Runtime.FirstActorSilo(txn.Context.Root) != silo;
-            if (firstActorLost)
+            var firstActorLost = false;
+            if (txn.FirstActorSilo is { } silo && Runtime.FirstActorSilo(txn.Context.Root) is var serving && serving != silo)
             {
-                txn.FirstActorSilo = Runtime.FirstActorSilo(txn.Context.Root);
+                firstActorLost = true;
+                txn.FirstActorSilo = serving; // acted on once per change
             }
 
             if (txn.Phase == ActorTxnPhase.Active && txn.RunningMethods == 0 && (idle > options.ParticipantTimeout || firstActorLost))
