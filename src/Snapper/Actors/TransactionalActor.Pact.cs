@@ -139,7 +139,7 @@ public abstract partial class TransactionalActor<TState>
         return (null, failure, true);
     }
 
-    private async Task<object?> CallPactAsync(TxnContext context, GrainId actor, CallRequest request)
+    private async Task<TResult> CallPactAsync<TResult>(TxnContext context, GrainId actor, CallRequest request)
     {
         CallResponse response;
         Schedule.CallStarted(context.Tid);
@@ -164,6 +164,6 @@ public abstract partial class TransactionalActor<TState>
             throw failure;
         }
 
-        return response.Result;
+        return ResultAs<TResult>(response.Result);
     }
 }

@@ -382,23 +382,24 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     /// <exception cref="TransactionAbortedException">The call failed; the whole transaction will abort, even if this is caught.</exception>
     // A method returning Task<T> also converts to the Task overload, which C# would otherwise prefer.
     [OverloadResolutionPriority(1)]
-    protected async Task<TResult> CallActor<TInput, TResult>(TxnContext context, Func<TxnContext, TInput, Task<TResult>> method, TInput input)
+    // Not an async method: the call's own state machine (CallPactAsync, CallActAsync) returns the typed result, so a
+    // call pays for one, not two.
+    protected Task<TResult> CallActor<TInput, TResult>(TxnContext context, Func<TxnContext, TInput, Task<TResult>> method, TInput input)
     {
         var actor = TransactionalMethod.TargetOf(method);
-        var result = await CallCore(context, actor.GetGrainId(), TransactionalMethod.NameOf(actor, method), input);
-        return result is null ? default! : (TResult)result;
+        return CallCore<TResult>(context, actor.GetGrainId(), TransactionalMethod.NameOf(actor, method), input);
     }
 
     /// <summary>Calls a transactional method that returns no result; see <see cref="CallActor{TInput, TResult}"/>.</summary>
     protected Task CallActor<TInput>(TxnContext context, Func<TxnContext, TInput, Task> method, TInput input)
     {
         var actor = TransactionalMethod.TargetOf(method);
-        return CallCore(context, actor.GetGrainId(), TransactionalMethod.NameOf(actor, method), input);
+        return CallCore<object?>(context, actor.GetGrainId(), TransactionalMethod.NameOf(actor, method), input);
     }
 
     /// <summary>Calls one of Snapper's internal methods (<see cref="InternalMethods"/>) of <paramref name="actor"/> inside the transaction.</summary>
     private protected Task<object?> CallInternal(TxnContext context, GrainId actor, string method, object? input) =>
-        CallCore(context, actor, method, input, isInternal: true);
+        CallCore<object?>(context, actor, method, input, isInternal: true);
 
     /// <summary>
     /// Methods a subclass in this library serves to Snapper only (called with <see cref="CallInternal"/>, never by name from
@@ -679,13 +680,16 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         rejected is not SiloUnavailableException && rejected.Message.StartsWith("Forwarding failed", StringComparison.Ordinal);
 
     // Not async itself: each mode's own async method is the only state machine a call allocates on the way out.
-    private Task<object?> CallCore(TxnContext context, GrainId actor, string method, object? input, bool isInternal = false)
+    private Task<TResult> CallCore<TResult>(TxnContext context, GrainId actor, string method, object? input, bool isInternal = false)
     {
         var request = new CallRequest(context, method, input, isInternal);
-        return context.Mode == TxnMode.Pact ? CallPactAsync(context, actor, request) : CallActAsync(context, actor, request);
+        return context.Mode == TxnMode.Pact ? CallPactAsync<TResult>(context, actor, request) : CallActAsync<TResult>(context, actor, request);
     }
 
-    private async Task<object?> CallActAsync(TxnContext context, GrainId actor, CallRequest request)
+    /// <summary>The callee's result as the caller's method group declared it (a result of another type fails the caller's method).</summary>
+    private static TResult ResultAs<TResult>(object? result) => result is null ? default! : (TResult)result;
+
+    private async Task<TResult> CallActAsync<TResult>(TxnContext context, GrainId actor, CallRequest request)
     {
         var txn = Participant.RequireActive(context);
         txn.OutstandingCalls++;
@@ -724,7 +728,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             throw failure;
         }
 
-        return response.Result;
+        return ResultAs<TResult>(response.Result);
     }
 
     Task<PrepareResult> IActParticipant.Prepare(long tid, Hybrid.BatchPosition maxBefore, bool readUncommitted) =>
