@@ -189,6 +189,15 @@ internal sealed partial class PactService
 
     private bool IsGlobalAborted(long gbid) => _abortedGlobal.Any(range => gbid >= range.From && gbid <= range.To);
 
+    /// <summary>Whether this worker heard that the master aborted global batch <paramref name="gbid"/> (recent aborts only).</summary>
+    internal bool HeardAbortOf(long gbid)
+    {
+        lock (_gate)
+        {
+            return IsGlobalAborted(gbid);
+        }
+    }
+
     /// <summary>
     /// A sub-batch from the master: the aborts it carries are applied first (each is idempotent), so it is never merged
     /// after a part the master already aborted; then it is queued for the token, which merges it into the local order.
@@ -256,6 +265,8 @@ internal sealed partial class PactService
         while (true)
         {
             GlobalSubBatch subBatch;
+            bool dropped;
+            bool newMaster;
             lock (_gate)
             {
                 // Each part takes one local bid from the token's range; what does not fit waits for the next visit.
@@ -264,58 +275,84 @@ internal sealed partial class PactService
                     return;
                 }
 
-                if (DroppedAsAborted(subBatch))
-                {
-                    continue;
-                }
+                dropped = DroppedAsAborted(subBatch);
+                newMaster = dropped && FollowMasterEpoch(subBatch.MasterEpoch);
             }
 
-            _testHooks.BeforeGlobalPartMerged?.Invoke(_workerIndex, subBatch.Gbid);
-            var pacts = token.SubBatches;
-            pacts.Clear();
-            foreach (var access in subBatch.Accesses)
+            if (!dropped)
             {
-                pacts.Add(access.Actor, new Scheduling.PactAccess(access.Gtid, access.Accesses, access.Keys is { } keys ? keys.ToHashSet() : null));
+                newMaster = MergePart(subBatch, token);
             }
 
-            var tids = subBatch.Accesses.Select(a => a.Gtid).Distinct().Order().ToArray();
-            TaskCompletionSource<long>? waiter;
-            long bid;
-            bool newMaster;
-            lock (_gate)
-            {
-                // Checked again in the step that registers the part: the master's abort may have come since the check above
-                // (its own message, or carried by a later sub-batch), found no part here to drop, and only been recorded.
-                if (DroppedAsAborted(subBatch))
-                {
-                    continue;
-                }
-
-                bid = token.NextTid++;
-                var batch = new PactBatch(bid, bid, pacts.Participants()) { Gbid = subBatch.Gbid, GlobalTids = tids, MasterEpoch = subBatch.MasterEpoch };
-                Register(batch, pacts);
-                _lastGlobalEmitted = subBatch.Gbid; // with the part registered, in one step: a waiter sees both or neither
-                _globalParts[subBatch.Gbid] = bid;
-                foreach (var tid in tids)
-                {
-                    _globalTidBids[tid] = bid;
-                }
-
-                _globalWaiters.Remove(subBatch.Gbid, out waiter);
-                newMaster = subBatch.MasterEpoch != _masterEpoch;
-                _masterEpoch = subBatch.MasterEpoch;
-            }
-
-            waiter?.TrySetResult(bid);
-            _metrics.BatchEmitted(tids.Length);
             if (newMaster)
             {
                 // The master restarted: what its old incarnation left undecided here is asked about now, not after
                 // ExecutionTimeout, since until then this worker votes for no part of the new one (VoteReadyGlobalParts).
                 // Asked once this part is merged, so an answer "aborted" drops it too, and reports it (ReportGlobalAborts).
+                // A part dropped because the new master aborted it tells of the restart as well: the new master aborts
+                // its parts merged after old undecided ones when another worker asks about those, and that abort may
+                // reach this worker before the part does. Nothing of the new master is merged here then until this
+                // worker has asked, so it must not wait for a merged part to ask.
                 AskAboutSilentVotes();
             }
         }
+    }
+
+    /// <summary>
+    /// Registers a global sub-batch as a local batch of its own, unless the master's abort came meanwhile; returns whether
+    /// it came from another master incarnation than the sub-batch before it.
+    /// </summary>
+    private bool MergePart(GlobalSubBatch subBatch, PactToken token)
+    {
+        _testHooks.BeforeGlobalPartMerged?.Invoke(_workerIndex, subBatch.Gbid);
+        var pacts = token.SubBatches;
+        pacts.Clear();
+        foreach (var access in subBatch.Accesses)
+        {
+            pacts.Add(access.Actor, new Scheduling.PactAccess(access.Gtid, access.Accesses, access.Keys is { } keys ? keys.ToHashSet() : null));
+        }
+
+        var tids = subBatch.Accesses.Select(a => a.Gtid).Distinct().Order().ToArray();
+        TaskCompletionSource<long>? waiter;
+        long bid;
+        bool newMaster;
+        lock (_gate)
+        {
+            // Checked again in the step that registers the part: the master's abort may have come since the first check
+            // (its own message, or carried by a later sub-batch), found no part here to drop, and only been recorded.
+            if (DroppedAsAborted(subBatch))
+            {
+                return FollowMasterEpoch(subBatch.MasterEpoch);
+            }
+
+            bid = token.NextTid++;
+            var batch = new PactBatch(bid, bid, pacts.Participants()) { Gbid = subBatch.Gbid, GlobalTids = tids, MasterEpoch = subBatch.MasterEpoch };
+            Register(batch, pacts);
+            _lastGlobalEmitted = subBatch.Gbid; // with the part registered, in one step: a waiter sees both or neither
+            _globalParts[subBatch.Gbid] = bid;
+            foreach (var tid in tids)
+            {
+                _globalTidBids[tid] = bid;
+            }
+
+            _globalWaiters.Remove(subBatch.Gbid, out waiter);
+            newMaster = FollowMasterEpoch(subBatch.MasterEpoch);
+        }
+
+        waiter?.TrySetResult(bid);
+        _metrics.BatchEmitted(tids.Length);
+        return newMaster;
+    }
+
+    /// <summary>
+    /// Notes the master incarnation a sub-batch came from, merged or dropped (under <see cref="_gate"/>); true when it is
+    /// not the one the last sub-batch came from.
+    /// </summary>
+    private bool FollowMasterEpoch(Guid epoch)
+    {
+        var changed = epoch != _masterEpoch;
+        _masterEpoch = epoch;
+        return changed;
     }
 
     /// <summary>
@@ -423,36 +460,51 @@ internal sealed partial class PactService
         }
     }
 
+    /// <summary>
+    /// Asks the master how global batch <paramref name="gbid"/>, whose part here voted, ended, and applies the answer. A
+    /// question that fails (the master is restarting, or the call still reached its old incarnation's address) is asked
+    /// again after a short pause, growing up to a quarter of ExecutionTimeout, for as long as the part is held here
+    /// undecided: its PACTs and every batch after it wait for the answer, and only the master may give it.
+    /// </summary>
     private async Task AskOutcomeAsync(long gbid)
     {
-        try
+        var pause = TimeSpan.FromMilliseconds(50);
+        var longestPause = TimeSpan.FromTicks(Math.Max(pause.Ticks, _executionTimeout.Ticks / 4));
+        while (true)
         {
-            if (_testHooks.DelayOutcomeQuestion?.Invoke(_workerIndex, gbid) is { } held)
+            try
             {
-                await held;
+                if (_testHooks.DelayOutcomeQuestion?.Invoke(_workerIndex, gbid) is { } held)
+                {
+                    await held;
+                }
+
+                var committed = await _grains.GetGrain<IGlobalCoordinatorGrain>(0).OutcomeOf(gbid, _workerIndex).WaitAsync(_executionTimeout);
+                _logger.LogWarning("Worker {Worker} asked about global batch {Gbid} (no decision heard in time, or an earlier master emitted it); the master says {Outcome}", _workerIndex, gbid, committed ? "committed" : "aborted");
+                if (committed)
+                {
+                    await CommitGlobalAsync(gbid);
+                    _ = SendAsync(() => _grains.GetGrain<IGlobalCoordinatorGrain>(0).Confirmed(gbid, _workerIndex), $"confirmation of global batch {gbid}");
+                }
+                else
+                {
+                    AbortGlobal(gbid, gbid, new TransactionAbortedException(gbid, AbortReason.CascadingAbort, $"its global batch {gbid} was aborted by the master."));
+                }
+
+                return;
+            }
+            catch (Exception exception)
+            {
+                _logger.LogWarning(exception, "Worker {Worker} could not learn the outcome of global batch {Gbid}; asking again in {Pause}", _workerIndex, gbid, pause);
             }
 
-            var committed = await _grains.GetGrain<IGlobalCoordinatorGrain>(0).OutcomeOf(gbid, _workerIndex).WaitAsync(_executionTimeout);
-            _logger.LogWarning("Worker {Worker} asked about global batch {Gbid} (no decision heard in time, or an earlier master emitted it); the master says {Outcome}", _workerIndex, gbid, committed ? "committed" : "aborted");
-            if (committed)
-            {
-                await CommitGlobalAsync(gbid);
-                _ = SendAsync(() => _grains.GetGrain<IGlobalCoordinatorGrain>(0).Confirmed(gbid, _workerIndex), $"confirmation of global batch {gbid}");
-            }
-            else
-            {
-                AbortGlobal(gbid, gbid, new TransactionAbortedException(gbid, AbortReason.CascadingAbort, $"its global batch {gbid} was aborted by the master."));
-            }
-        }
-        catch (Exception exception)
-        {
-            _logger.LogWarning(exception, "Worker {Worker} could not learn the outcome of global batch {Gbid}; asking again later", _workerIndex, gbid);
+            await Task.Delay(pause);
+            pause = TimeSpan.FromTicks(Math.Min(pause.Ticks * 2, longestPause.Ticks));
             lock (_gate)
             {
-                if (_globalParts.TryGetValue(gbid, out var bid) && _uncommitted.TryGetValue(bid, out var batch))
+                if (!_globalParts.TryGetValue(gbid, out var bid) || !_uncommitted.TryGetValue(bid, out var batch) || batch.GloballyCommitted)
                 {
-                    batch.Asking = false;
-                    batch.VotedAt = System.Diagnostics.Stopwatch.GetTimestamp();
+                    return; // decided meanwhile (the master's own message came through), or dropped
                 }
             }
         }

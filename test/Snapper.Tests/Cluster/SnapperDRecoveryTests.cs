@@ -134,6 +134,38 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
     }
 
     [Fact]
+    public async Task A_worker_whose_questions_to_a_restarted_master_fail_asks_again_without_waiting_out_its_bound()
+    {
+        // As above, but worker 1's first four questions about the old part fail, as calls do that still reach the address
+        // of the master's old incarnation. Asked again only at its watchdog's rounds (every 15 s here), the fifth question
+        // would come 45 s or more later, and the new PACT, merged after that part, could not commit before its client's
+        // call timed out (30 s). With the next question after a short pause, all five take under a second.
+        var (a, b) = await TransferUnheardByWorker1Async(global: true, 30m);
+        var questions = 0;
+        _hooks.DelayOutcomeQuestion = (worker, _) => worker == 1 && Interlocked.Increment(ref questions) <= 4
+            ? Task.FromException(new TimeoutException("the question was lost"))
+            : null;
+        try
+        {
+            await RestartAsync(0);
+
+            var started = System.Diagnostics.Stopwatch.StartNew();
+            var from = Account(a);
+            await from.StartTxn(from.Transfer, new Transfer(2, b, 5m), ActorAccessInfo.Of(from, Account(b)));
+            _output.WriteLine($"the first global PACT after the master's restart committed in {started.Elapsed}");
+            Assert.True(Volatile.Read(ref questions) >= 5, "worker 1 asked until a question came through");
+        }
+        finally
+        {
+            _hooks.DelayOutcomeQuestion = null;
+        }
+
+        Assert.Equal(65m, await BalanceOf(a));
+        Assert.Equal(135m, await BalanceOf(b));
+        Assert.Empty(Services(2).GetRequiredService<WriteAheadLog>().InDoubt);
+    }
+
+    [Fact]
     public async Task Parts_of_a_restarted_master_merged_after_parts_its_old_incarnation_left_undecided_abort_with_them_and_are_reported()
     {
         // Two global PACTs, P1 then P2, whose votes from worker 0 are lost: the master holds both undecided, then restarts
@@ -189,6 +221,75 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
         await first.StartTxn(first.Transfer, new Transfer(3, b3, 5m), ActorAccessInfo.Of(first, Account(b3)));
         Assert.Equal(new[] { 100m, 100m, 100m, 100m, 95m, 105m },
             new[] { await BalanceOf(a1), await BalanceOf(b1), await BalanceOf(a2), await BalanceOf(b2), await BalanceOf(a3), await BalanceOf(b3) });
+    }
+
+    [Fact]
+    public async Task A_worker_that_hears_of_a_restarted_masters_abort_before_its_part_arrives_still_asks_about_the_old_masters_parts()
+    {
+        // P1, a global PACT whose vote from worker 0 is lost, is left undecided by the master, which restarts. Y, the new
+        // master's first global PACT, is merged after P1 on worker 0, which asks about P1 ("aborted"), drops P1 and Y, and
+        // reports Y; the master aborts Y and tells worker 1, whose sub-batch of Y is held until it heard that. Worker 1 then
+        // drops Y's part unmerged, and that part is all it hears of the new master: it must ask about P1 then. Waiting for
+        // a part of the new master that merges, it would hold P1, and every batch after it, until ExecutionTimeout (60 s
+        // here) passed since its vote: a local PACT on worker 1, ordered after P1, would wait that long, and its client's
+        // call would time out first (30 s).
+        var (a1, b1, a2, b2, c, d) = (OnWorker(0), OnWorker(1), OnWorker(0), OnWorker(1), OnWorker(1), OnWorker(1));
+        await Fund(a1, b1, a2, b2, c, d);
+        var votes = new int[Workers];
+        _hooks.WithholdGlobalVote = (worker, _) =>
+        {
+            Interlocked.Increment(ref votes[worker]);
+            return worker == 0;
+        };
+        var p1 = Account(a1).StartTxn(Account(a1).Transfer, new Transfer(1, b1, 10m), ActorAccessInfo.Of(Account(a1), Account(b1)));
+        var worker1 = Services(2).GetRequiredService<Pact.PactService>();
+        await Eventually(() => Volatile.Read(ref votes[0]) > 0 && Volatile.Read(ref votes[1]) > 0, "both workers vote for P1 (worker 0's vote is lost)");
+        _hooks.WithholdGlobalVote = null;
+
+        var yToWorker1 = new TaskCompletionSource<long>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var release = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        _hooks.DelayGlobalDelivery = (worker, gbid) =>
+        {
+            if (worker != 1)
+            {
+                return null;
+            }
+
+            yToWorker1.TrySetResult(gbid);
+            return release.Task;
+        };
+        try
+        {
+            await RestartAsync(0);
+            var y = Account(a2).StartTxn(Account(a2).Transfer, new Transfer(2, b2, 5m), ActorAccessInfo.Of(Account(a2), Account(b2)));
+            var yGbid = await yToWorker1.Task.WaitAsync(TimeSpan.FromSeconds(30));
+            await Assert.ThrowsAsync<TransactionAbortedException>(() => p1);
+            await Assert.ThrowsAsync<TransactionAbortedException>(() => y);
+            await Eventually(() => worker1.HeardAbortOf(yGbid), "worker 1 hears that the master aborted Y");
+        }
+        finally
+        {
+            _hooks.DelayGlobalDelivery = null;
+            release.TrySetResult();
+        }
+
+        // Ordered after P1 on worker 1, it commits, or aborts with P1 if it was ordered before worker 1 heard the answer;
+        // either way its client hears an outcome instead of timing out.
+        var local = Account(c);
+        var firstCommitted = true;
+        try
+        {
+            await local.StartTxn(local.Transfer, new Transfer(3, d, 5m), ActorAccessInfo.Of(local, Account(d)));
+        }
+        catch (TransactionAbortedException aborted) when (aborted.Reason == AbortReason.CascadingAbort)
+        {
+            firstCommitted = false;
+        }
+
+        await local.StartTxn(local.Transfer, new Transfer(4, d, 5m), ActorAccessInfo.Of(local, Account(d)));
+        var moved = firstCommitted ? 10m : 5m;
+        Assert.Equal(new[] { 100m, 100m, 100m, 100m, 100m - moved, 100m + moved },
+            new[] { await BalanceOf(a1), await BalanceOf(b1), await BalanceOf(a2), await BalanceOf(b2), await BalanceOf(c), await BalanceOf(d) });
     }
 
     [Fact]
