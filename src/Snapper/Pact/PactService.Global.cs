@@ -463,13 +463,15 @@ internal sealed partial class PactService
     /// <summary>
     /// Asks the master how global batch <paramref name="gbid"/>, whose part here voted, ended, and applies the answer. A
     /// question that fails (the master is restarting, or the call still reached its old incarnation's address) is asked
-    /// again after a short pause, growing up to a quarter of ExecutionTimeout, for as long as the part is held here
-    /// undecided: its PACTs and every batch after it wait for the answer, and only the master may give it.
+    /// again after a short pause, growing up to a second (or a quarter of ExecutionTimeout, if shorter), for as long as
+    /// the part is held here undecided: its PACTs and every batch after it wait for the answer, and only the master may
+    /// give it. While a master is down, that is one refused call a second per such part.
     /// </summary>
     private async Task AskOutcomeAsync(long gbid)
     {
         var pause = TimeSpan.FromMilliseconds(50);
-        var longestPause = TimeSpan.FromTicks(Math.Max(pause.Ticks, _executionTimeout.Ticks / 4));
+        var longestPause = TimeSpan.FromTicks(Math.Clamp(_executionTimeout.Ticks / 4, pause.Ticks, TimeSpan.TicksPerSecond));
+        var failures = 0;
         while (true)
         {
             try
@@ -495,7 +497,9 @@ internal sealed partial class PactService
             }
             catch (Exception exception)
             {
-                _logger.LogWarning(exception, "Worker {Worker} could not learn the outcome of global batch {Gbid}; asking again in {Pause}", _workerIndex, gbid, pause);
+                // Said once as a warning: a master that is down would otherwise fill the log, once a second per part.
+                _logger.Log(failures++ == 0 ? LogLevel.Warning : LogLevel.Debug, exception,
+                    "Worker {Worker} could not learn the outcome of global batch {Gbid}; asking again in {Pause}", _workerIndex, gbid, pause);
             }
 
             await Task.Delay(pause);
