@@ -38,7 +38,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
             try
             {
                 Runtime.Metrics.PreparesSent(participants.Length);
-                votes = await Task.WhenAll(participants.Select(p => Runtime.Participant(p).Prepare(txn.Tid, txn.MaxBefore, txn.ReadUncommitted)))
+                votes = await Task.WhenAll(participants.Select(p => Runtime.Participant(p).Prepare(Runtime.CallKeys.Own, txn.Tid, txn.MaxBefore, txn.ReadUncommitted)))
                     .WaitAsync(Runtime.Options.PrepareTimeout);
             }
             catch (Exception exception)
@@ -104,9 +104,9 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
             Task Send(GrainId participant) => Runtime.TestHooks.WithholdActCommit?.Invoke(participant) == true
                 ? Task.FromException(new TimeoutException("withheld by a test"))
                 : Runtime.TestHooks.DropActCommitAcknowledgement?.Invoke(participant) == true
-                    ? Runtime.Participant(participant).Commit(txn.Tid, txn.MaxBefore)
+                    ? Runtime.Participant(participant).Commit(Runtime.CallKeys.Own, txn.Tid, txn.MaxBefore)
                         .ContinueWith(static _ => throw new TimeoutException("acknowledgement dropped by a test"), TaskScheduler.Default)
-                    : Runtime.Participant(participant).Commit(txn.Tid, txn.MaxBefore);
+                    : Runtime.Participant(participant).Commit(Runtime.CallKeys.Own, txn.Tid, txn.MaxBefore);
             commits.AddRange(writers.Except(onOtherSilos).Select(p => (p, Send(p))));
             if (onOtherSilos.Length > 0)
             {
@@ -290,7 +290,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
 
         try
         {
-            await Task.WhenAll(others.Select(p => Runtime.Participant(p).Abort(tid))).WaitAsync(Runtime.Options.PrepareTimeout);
+            await Task.WhenAll(others.Select(p => Runtime.Participant(p).Abort(Runtime.CallKeys.Own, tid))).WaitAsync(Runtime.Options.PrepareTimeout);
         }
         catch (Exception exception)
         {

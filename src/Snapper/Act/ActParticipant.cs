@@ -370,7 +370,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
                 return;
             }
 
-            await Runtime.Participant(participant).Commit(tid, maxBefore).WaitAsync(Runtime.Options.PrepareTimeout);
+            await Runtime.Participant(participant).Commit(Runtime.CallKeys.Own, tid, maxBefore).WaitAsync(Runtime.Options.PrepareTimeout);
             if (core.IsOwnedBy(activation))
             {
                 Acknowledged(tid, participant);
@@ -396,7 +396,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
     {
         try
         {
-            var outcome = await Runtime.Participant(txn.Context.Root).Resolve(txn.Tid, core.Self).WaitAsync(Runtime.Options.PrepareTimeout);
+            var outcome = await Runtime.Participant(txn.Context.Root).Resolve(Runtime.CallKeys.Own, txn.Tid, core.Self).WaitAsync(Runtime.Options.PrepareTimeout);
 
             // A later activation may own the core by now; it asks again itself.
             if (core.IsOwnedBy(activation) && txn.Phase == ActorTxnPhase.Prepared)

@@ -9,22 +9,23 @@ namespace Snapper.Act;
 /// <c>maxBefore</c> is the ACT's max(BeforeSet) (thesis §3.3.4.3), or none: a participant that ends the ACT as
 /// committed remembers it, so that later ACTs ordered after this one on the actor inherit its dependencies.
 /// <c>readUncommitted</c> says whether the ACT read from a batch that had not committed then (its first actor may wait
-/// for batches with this participant's lock held).
+/// for batches with this participant's lock held). <c>sender</c> proves that a silo sent the message
+/// (<see cref="Actors.SiloCallKeys"/>); a participant refuses one without it before it touches anything.
 /// </remarks>
 internal interface IActParticipant : IGrain
 {
     /// <summary>Phase one. A participant that only read releases its lock here and takes no part in phase two.</summary>
-    Task<PrepareResult> Prepare(long tid, Hybrid.BatchPosition maxBefore, bool readUncommitted);
+    Task<PrepareResult> Prepare(Actors.SiloStamp sender, long tid, Hybrid.BatchPosition maxBefore, bool readUncommitted);
 
     /// <summary>Phase two, commit: installs the transaction's writes and releases its lock. Idempotent.</summary>
-    Task Commit(long tid, Hybrid.BatchPosition maxBefore);
+    Task Commit(Actors.SiloStamp sender, long tid, Hybrid.BatchPosition maxBefore);
 
     /// <summary>Abort: discards the transaction's writes and releases its lock. Idempotent.</summary>
-    Task Abort(long tid);
+    Task Abort(Actors.SiloStamp sender, long tid);
 
     /// <summary>
     /// Asked of a transaction's first actor by a prepared participant that has waited too long for the
     /// decision. An undecided transaction is decided as aborted by this question.
     /// </summary>
-    Task<TxnOutcome> Resolve(long tid, GrainId participant);
+    Task<TxnOutcome> Resolve(Actors.SiloStamp sender, long tid, GrainId participant);
 }

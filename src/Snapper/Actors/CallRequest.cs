@@ -3,10 +3,11 @@ namespace Snapper.Actors;
 /// <summary>
 /// One method call inside a running transaction, sent by <c>CallActor</c>, or, <paramref name="Internal"/>, by Snapper
 /// itself to one of the methods it keeps apart from the actor's transactional interfaces (a key-value actor's dependency
-/// endpoints): user code can name only the former.
+/// endpoints): user code can name only the former. <paramref name="Sender"/> proves that a silo sent it.
 /// </summary>
 [GenerateSerializer, Immutable, Alias("snapper.call-request")]
 internal sealed record CallRequest(
+    [property: Id(4)] SiloStamp Sender,
     [property: Id(0)] TxnContext Context,
     [property: Id(1)] string Method,
     [property: Id(2)] object? Input,

@@ -2,8 +2,8 @@ namespace Snapper.Actors;
 
 /// <summary>
 /// Snapper's entry point for a call inside a running transaction (what <c>CallActor</c> sends). Internal, and refused
-/// when it comes from outside a silo (see <see cref="SnapperEntryPoints"/>): only transactional actors join a
-/// transaction on another actor.
+/// when its request does not carry the stamp of a silo (see <see cref="SiloCallKeys"/>): only transactional actors join
+/// a transaction on another actor.
 /// </summary>
 internal interface IActorCallee : IGrain
 {

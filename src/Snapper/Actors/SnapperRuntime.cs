@@ -29,6 +29,7 @@ internal sealed class SnapperRuntime(
     Migration.MigrationInbox inbox,
     Migration.PlacementDirectory directory,
     Orleans.Metadata.GrainInterfaceTypeResolver interfaceTypes,
+    SiloCallKeys callKeys,
     ILoggerFactory loggerFactory)
 {
     // Orleans resolves a reference's interface type from the CLR type on every GetGrain<T>(GrainId) (attribute lookups
@@ -42,6 +43,9 @@ internal sealed class SnapperRuntime(
     private readonly ConcurrentDictionary<Type, ILogger> _actorLoggers = new();
 
     public SnapperOptions Options { get; } = options.Value;
+
+    /// <summary>This silo's key for Snapper's internal calls: what they carry, and what an actor checks them by.</summary>
+    public SiloCallKeys CallKeys { get; } = callKeys;
 
     /// <summary>The logger of the actors of class <paramref name="actorClass"/> (created once per class and silo).</summary>
     public ILogger LoggerFor(Type actorClass) => _actorLoggers.GetOrAdd(actorClass, loggerFactory.CreateLogger);

@@ -29,7 +29,7 @@ namespace Snapper;
 /// </remarks>
 [Reentrant]
 [Cluster.TransactionalActorPlacement]
-public abstract partial class TransactionalActor<TState> : Grain, ITransactionalActor, Actors.IActorCallee, IActParticipant, IIncomingGrainCallFilter, IGrainMigrationParticipant,
+public abstract partial class TransactionalActor<TState> : Grain, ITransactionalActor, Actors.IActorCallee, IActParticipant, IGrainMigrationParticipant,
     Migration.IMigratingActor
     where TState : class, new()
 {
@@ -579,6 +579,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
 
     async ValueTask<CallResponse> Actors.IActorCallee.ExecuteCall(CallRequest request)
     {
+        await _runtime.CallKeys.VerifyAsync(request.Sender, nameof(Actors.IActorCallee.ExecuteCall));
         var method = ResolveCall(request);
         var context = request.Context;
         var input = _runtime.CopyValue(request.Input);
@@ -682,7 +683,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     // Not async itself: each mode's own async method is the only state machine a call allocates on the way out.
     private Task<TResult> CallCore<TResult>(TxnContext context, GrainId actor, string method, object? input, bool isInternal = false)
     {
-        var request = new CallRequest(context, method, input, isInternal);
+        var request = new CallRequest(_runtime.CallKeys.Own, context, method, input, isInternal);
         return context.Mode == TxnMode.Pact ? CallPactAsync<TResult>(context, actor, request) : CallActAsync<TResult>(context, actor, request);
     }
 
@@ -731,25 +732,50 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         return ResultAs<TResult>(response.Result);
     }
 
-    Task<PrepareResult> IActParticipant.Prepare(long tid, Hybrid.BatchPosition maxBefore, bool readUncommitted) =>
-        Participant.Prepare(tid, maxBefore, readUncommitted);
+    Task<PrepareResult> IActParticipant.Prepare(Actors.SiloStamp sender, long tid, Hybrid.BatchPosition maxBefore, bool readUncommitted) =>
+        FromSilo(sender, nameof(IActParticipant.Prepare), (tid, maxBefore, readUncommitted),
+            static (actor, a) => actor.Participant.Prepare(a.tid, a.maxBefore, a.readUncommitted));
 
-    Task IActParticipant.Commit(long tid, Hybrid.BatchPosition maxBefore) => Participant.Commit(tid, maxBefore);
+    Task IActParticipant.Commit(Actors.SiloStamp sender, long tid, Hybrid.BatchPosition maxBefore) =>
+        FromSilo(sender, nameof(IActParticipant.Commit), (tid, maxBefore), static (actor, a) => actor.Participant.Commit(a.tid, a.maxBefore));
 
-    Task IActParticipant.Abort(long tid) => Participant.Abort(tid);
+    Task IActParticipant.Abort(Actors.SiloStamp sender, long tid) =>
+        FromSilo(sender, nameof(IActParticipant.Abort), tid, static (actor, tid) => actor.Participant.Abort(tid));
 
-    Task<TxnOutcome> IActParticipant.Resolve(long tid, GrainId participant) => Participant.Resolve(tid, participant);
+    Task<TxnOutcome> IActParticipant.Resolve(Actors.SiloStamp sender, long tid, GrainId participant) =>
+        FromSilo(sender, nameof(IActParticipant.Resolve), (tid, participant), static (actor, a) => actor.Participant.Resolve(a.tid, a.participant));
 
     /// <summary>
-    /// Snapper's own entry points (a call inside a transaction, and 2PC) are for transactional actors only: a call
-    /// from a client, or from outside any grain, is refused before it touches anything, so that nobody but Snapper can
-    /// join a transaction or take a lock on an actor. <c>StartTxn</c> is the one entry point a client may call.
+    /// Runs the work of one of Snapper's internal entry points (a call inside a transaction, 2PC, migration) once its
+    /// sender proved to be a silo of the cluster (<see cref="Actors.SiloCallKeys"/>): at once for this silo's own calls,
+    /// never for a client's, which is refused before it touches anything, so that nobody but Snapper can join a
+    /// transaction, decide one or take a lock on an actor. <c>StartTxn</c> is the one entry point a client may call.
     /// </summary>
-    Task IIncomingGrainCallFilter.Invoke(IIncomingGrainCallContext context) =>
-        // Not an async method: every call into an actor passes here, and the call's own task is all there is to await.
-        Actors.SnapperEntryPoints.IsInternal(context.InterfaceMethod) && (context.SourceId is not { } source || source.IsClient())
-            ? Task.FromException(new SnapperEntryPointException(context.InterfaceMethod.Name, context.SourceId?.ToString()))
-            : context.Invoke();
+    /// <remarks>Not async: the work's own task is all there is to await when the sender is this silo.</remarks>
+    private Task<T> FromSilo<TArgs, T>(Actors.SiloStamp sender, string method, TArgs args, Func<TransactionalActor<TState>, TArgs, Task<T>> work)
+    {
+        var verified = _runtime.CallKeys.VerifyAsync(sender, method);
+        return verified.IsCompletedSuccessfully ? work(this, args) : AfterVerificationAsync(verified, this, args, work);
+
+        static async Task<T> AfterVerificationAsync(ValueTask verified, TransactionalActor<TState> actor, TArgs args, Func<TransactionalActor<TState>, TArgs, Task<T>> work)
+        {
+            await verified;
+            return await work(actor, args);
+        }
+    }
+
+    /// <summary>The same for work without a result.</summary>
+    private Task FromSilo<TArgs>(Actors.SiloStamp sender, string method, TArgs args, Func<TransactionalActor<TState>, TArgs, Task> work)
+    {
+        var verified = _runtime.CallKeys.VerifyAsync(sender, method);
+        return verified.IsCompletedSuccessfully ? work(this, args) : AfterVerificationAsync(verified, this, args, work);
+
+        static async Task AfterVerificationAsync(ValueTask verified, TransactionalActor<TState> actor, TArgs args, Func<TransactionalActor<TState>, TArgs, Task> work)
+        {
+            await verified;
+            await work(actor, args);
+        }
+    }
 
     /// <summary>
     /// A new transaction is refused while the actor is frozen for a migration, or once it moved away. An activation left
@@ -770,8 +796,10 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         }
     }
 
-    async Task<Migration.MigratedState> Migration.IMigratingActor.HandOver(TimeSpan bound)
+    async Task<Migration.MigratedState> Migration.IMigratingActor.HandOver(Actors.SiloStamp sender, TimeSpan bound)
     {
+        await _runtime.CallKeys.VerifyAsync(sender, nameof(Migration.IMigratingActor.HandOver));
+
         // Frozen: nothing new is admitted, so what is in flight only ends. Polled, on the actor's own turns (which are
         // the only ones that touch its transactions); a migration waits milliseconds, not seconds, at low load.
         // Commits some participant has not acknowledged count as work in flight: only this worker can answer for them
@@ -806,19 +834,21 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         return new Migration.MigratedState(state, logged.Bytes, logged.Incremental, _core.State.LastSeq);
     }
 
-    Task Migration.IMigratingActor.Leave()
-    {
-        if (!_runtime.ServesHere(_self))
+    Task Migration.IMigratingActor.Leave(Actors.SiloStamp sender) =>
+        FromSilo(sender, nameof(Migration.IMigratingActor.Leave), 0, static (actor, _) =>
         {
-            // Orleans' migration: the state rides along (OnDehydrate), and the new activation is placed by the map,
-            // which names the new worker now.
-            this.MigrateOnIdle();
-        }
+            if (!actor._runtime.ServesHere(actor._self))
+            {
+                // Orleans' migration: the state rides along (OnDehydrate), and the new activation is placed by the map,
+                // which names the new worker now.
+                actor.MigrateOnIdle();
+            }
 
-        return Task.CompletedTask;
-    }
+            return Task.CompletedTask;
+        });
 
-    Task<int> Migration.IMigratingActor.WorkerIndex() => Task.FromResult(_runtime.Options.WorkerIndex);
+    Task<int> Migration.IMigratingActor.WorkerIndex(Actors.SiloStamp sender) =>
+        FromSilo(sender, nameof(Migration.IMigratingActor.WorkerIndex), 0, static (actor, _) => Task.FromResult(actor._runtime.Options.WorkerIndex));
 
     /// <summary>
     /// Hands the committed state to the activation on the new silo when the actor migrates, if nothing is in flight

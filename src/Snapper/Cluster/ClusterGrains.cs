@@ -33,7 +33,7 @@ internal sealed class GlobalCoordinatorGrain(GlobalPactService service) : Snappe
 
 /// <summary>A worker's PACT endpoint: a thin grain over the silo's <see cref="PactService"/>.</summary>
 [Reentrant, KeepAlive, WorkerPlacement]
-internal sealed class WorkerPactGrain(PactService service, Actors.ActorDirectory actors, Logging.WriteAheadLog log) : SnapperSystemGrain, IWorkerPactGrain
+internal sealed class WorkerPactGrain(PactService service, Actors.ActorDirectory actors, Logging.WriteAheadLog log, Actors.SiloCallKeys callKeys) : SnapperSystemGrain, IWorkerPactGrain
 {
     public Task Deliver(GlobalSubBatch subBatch)
     {
@@ -58,7 +58,7 @@ internal sealed class WorkerPactGrain(PactService service, Actors.ActorDirectory
         // never waits on its own recovery then, so two silos resolving each other's transactions cannot wait in a cycle.
         if (actors.Contains(firstActor))
         {
-            return GrainFactory.GetGrain<Act.IActParticipant>(firstActor).Resolve(tid, participant);
+            return GrainFactory.GetGrain<Act.IActParticipant>(firstActor).Resolve(callKeys.Own, tid, participant);
         }
 
         return Task.FromResult(log.IsUnacknowledgedCommit(tid) ? TxnOutcome.Committed : TxnOutcome.Aborted);

@@ -16,6 +16,13 @@ internal sealed class MasterPlacement : PlacementStrategy;
 [GenerateSerializer, Immutable, Alias("snapper.placement.worker")]
 internal sealed class WorkerPlacement : PlacementStrategy;
 
+/// <summary>
+/// Places a per-silo grain of Snapper, whose string key is a silo's address (<see cref="SiloAddress.ToParsableString"/>),
+/// on that silo, and nowhere else: a silo that is not active fails the placement.
+/// </summary>
+[GenerateSerializer, Immutable, Alias("snapper.placement.silo")]
+internal sealed class SiloPlacement : PlacementStrategy;
+
 [AttributeUsage(AttributeTargets.Class, AllowMultiple = false, Inherited = true)]
 internal sealed class TransactionalActorPlacementAttribute() : PlacementAttribute(new TransactionalActorPlacement());
 
@@ -24,6 +31,9 @@ internal sealed class MasterPlacementAttribute() : PlacementAttribute(new Master
 
 [AttributeUsage(AttributeTargets.Class, AllowMultiple = false)]
 internal sealed class WorkerPlacementAttribute() : PlacementAttribute(new WorkerPlacement());
+
+[AttributeUsage(AttributeTargets.Class, AllowMultiple = false)]
+internal sealed class SiloPlacementAttribute() : PlacementAttribute(new SiloPlacement());
 
 /// <summary>
 /// The placement director of Snapper's strategies (Orleans' extension point for where a grain activates). In a cluster
@@ -35,6 +45,11 @@ internal sealed class SnapperPlacementDirector(ActorPlacementMap map, ClusterRos
 {
     public Task<SiloAddress> OnAddActivation(PlacementStrategy strategy, PlacementTarget target, IPlacementContext context)
     {
+        if (strategy is SiloPlacement)
+        {
+            return Task.FromResult(NamedSilo(target, context));
+        }
+
         if (!map.Clustered)
         {
             var compatible = context.GetCompatibleSilos(target);
@@ -48,5 +63,23 @@ internal sealed class SnapperPlacementDirector(ActorPlacementMap map, ClusterRos
             WorkerPlacement => roster.RequireWorker((int)target.GrainIdentity.GetIntegerKey()),
             _ => roster.RequireWorker(map.WorkerOf(target.GrainIdentity)),
         });
+    }
+
+    private static SiloAddress NamedSilo(PlacementTarget target, IPlacementContext context)
+    {
+        var key = target.GrainIdentity.Key.ToString();
+        SiloAddress named;
+        try
+        {
+            named = SiloAddress.FromParsableString(key);
+        }
+        catch (Exception exception) when (exception is FormatException or ArgumentException or IndexOutOfRangeException)
+        {
+            throw new WorkerUnavailableException(key, "it is not a silo address.");
+        }
+
+        return context.GetCompatibleSilos(target).Contains(named)
+            ? named
+            : throw new WorkerUnavailableException(named.ToString(), "no such silo is active in the cluster.");
     }
 }

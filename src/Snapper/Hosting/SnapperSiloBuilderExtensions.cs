@@ -100,6 +100,7 @@ public static class SnapperSiloBuilderExtensions
         services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>, TransactionalActorClassCheck>();
         services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>, WatchedDataFolderCheck>();
         services.TryAddSingleton<SnapperRuntime>();
+        services.TryAddSingleton<SiloCallKeys>();
         services.TryAddSingleton<Coordination.ActTidSource>();
         services.TryAddSingleton<Coordination.TidRanges>();
         services.TryAddSingleton<ActorDirectory>();
@@ -118,6 +119,7 @@ public static class SnapperSiloBuilderExtensions
         services.AddPlacementDirector<Cluster.TransactionalActorPlacement>(sp => sp.GetRequiredService<Cluster.SnapperPlacementDirector>());
         services.AddPlacementDirector<Cluster.MasterPlacement>(sp => sp.GetRequiredService<Cluster.SnapperPlacementDirector>());
         services.AddPlacementDirector<Cluster.WorkerPlacement>(sp => sp.GetRequiredService<Cluster.SnapperPlacementDirector>());
+        services.AddPlacementDirector<Cluster.SiloPlacement>(sp => sp.GetRequiredService<Cluster.SnapperPlacementDirector>());
     }
 
     /// <summary>Marks a service collection that <see cref="AddServices"/> has filled.</summary>

@@ -44,23 +44,26 @@ internal interface IPlacementDirectoryGrain : IGrainWithIntegerKey
     Task<DirectorySnapshot> Snapshot();
 }
 
-/// <summary>The actor's side of a migration; internal (see <see cref="SnapperEntryPoints"/>), called only from silos.</summary>
+/// <summary>
+/// The actor's side of a migration; internal, called only from silos: each message carries the sending silo's stamp, and
+/// the actor refuses one without it (see <see cref="Actors.SiloCallKeys"/>).
+/// </summary>
 internal interface IMigratingActor : IGrain
 {
     /// <summary>Once nothing of the actor is in flight (within <paramref name="bound"/>), its newest committed state.</summary>
-    Task<MigratedState> HandOver(TimeSpan bound);
+    Task<MigratedState> HandOver(Actors.SiloStamp sender, TimeSpan bound);
 
     /// <summary>On the old worker: the activation stops serving and leaves (Orleans' migration); elsewhere nothing.</summary>
-    Task Leave();
+    Task Leave(Actors.SiloStamp sender);
 
     /// <summary>The worker the activation serving the call runs on (a call that activates the actor where it lives).</summary>
-    Task<int> WorkerIndex();
+    Task<int> WorkerIndex(Actors.SiloStamp sender);
 }
 
 [Reentrant, KeepAlive, WorkerPlacement]
 internal sealed class WorkerMigrationGrain(
     PactService pacts, MigrationGate gate, MigrationInbox inbox, PlacementDirectory directory, ActorDirectory actors,
-    ActorPlacementMap map, WriteAheadLog log, Coordination.ActTidSource tids, ILogger<WorkerMigrationGrain> logger) : SnapperSystemGrain, IWorkerMigrationGrain
+    ActorPlacementMap map, WriteAheadLog log, Coordination.ActTidSource tids, SiloCallKeys callKeys, ILogger<WorkerMigrationGrain> logger) : SnapperSystemGrain, IWorkerMigrationGrain
 {
     public Task Freeze(GrainId actor, Guid migration, Guid incarnation)
     {
@@ -82,7 +85,7 @@ internal sealed class WorkerMigrationGrain(
                 $"global PACT batches up to {mergedUpTo} did not reach worker {this.GetPrimaryKeyLong()} within {bound}.");
         }
 
-        return await GrainFactory.GetGrain<IMigratingActor>(actor).HandOver(bound);
+        return await GrainFactory.GetGrain<IMigratingActor>(actor).HandOver(callKeys.Own, bound);
     }
 
     public async Task Accept(GrainId actor, Guid migration, MigratedState state)
@@ -121,7 +124,7 @@ internal sealed class WorkerMigrationGrain(
         {
             // The actor's activation here (if any) leaves by Orleans' migration, and the new one starts on its new worker
             // (this silo's map already says so); with none here, the call activates it there, which is harmless.
-            await GrainFactory.GetGrain<IMigratingActor>(actor).Leave();
+            await GrainFactory.GetGrain<IMigratingActor>(actor).Leave(callKeys.Own);
             actors.Remove(actor);
             logger.LogInformation("Actor {Actor} moved to worker {Worker}", actor, worker);
         }

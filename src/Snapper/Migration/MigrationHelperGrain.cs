@@ -37,7 +37,7 @@ namespace Snapper.Migration;
 [Reentrant, MasterPlacement]
 internal sealed class MigrationHelperGrain(
     ActorPlacementMap map, ClusterRoster roster, PlacementDirectory directory, GlobalPactService global, GrainClassMap classes,
-    IOptions<SnapperOptions> options, SnapperTestHooks testHooks, ILogger<MigrationHelperGrain> logger) : Grain, IMigrationHelper
+    IOptions<SnapperOptions> options, SnapperTestHooks testHooks, Actors.SiloCallKeys callKeys, ILogger<MigrationHelperGrain> logger) : Grain, IMigrationHelper
 {
     // An actor's migrations all go to the helper of its share (ActorMigration.HelperOf), so this helper's set is the
     // cluster's (the grain is reentrant, but its turns do not overlap).
@@ -162,7 +162,7 @@ internal sealed class MigrationHelperGrain(
 
         await Persist(async () =>
         {
-            var serving = await GrainFactory.GetGrain<IMigratingActor>(actor).WorkerIndex();
+            var serving = await GrainFactory.GetGrain<IMigratingActor>(actor).WorkerIndex(callKeys.Own);
             if (serving != target)
             {
                 throw new SnapperException($"{actor} still answers from worker {serving}");

@@ -173,7 +173,8 @@ public sealed class MigrationTests(SnapperDFixture fixture, ITestOutputHelper ou
 
         // The internal entry points of a migration are closed to clients.
         var entry = fixture.Client.GetGrain<Snapper.Migration.IMigratingActor>(Account(a).GetGrainId());
-        await Assert.ThrowsAsync<SnapperEntryPointException>(() => entry.HandOver(TimeSpan.FromSeconds(1)));
+        await Assert.ThrowsAsync<SnapperEntryPointException>(() => entry.HandOver(default, TimeSpan.FromSeconds(1)));
+        await Assert.ThrowsAsync<SnapperEntryPointException>(() => entry.Leave(new Snapper.Actors.SiloStamp(fixture.Cluster.Silos[0].SiloAddress, Guid.NewGuid())));
     }
 
     [Fact]
