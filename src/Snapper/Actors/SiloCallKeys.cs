@@ -22,7 +22,7 @@ namespace Snapper.Actors;
 /// <para>
 /// This replaces a call filter on every actor that refused internal calls from clients by the sender Orleans reports.
 /// A grain that is its own call filter makes Orleans invoke every call to it through a filter context (one more object
-/// and state machine per call, five calls per SmallBank PACT), which cost about 5 % of PACT throughput on one silo.
+/// and state machine per call, five calls per SmallBank PACT): 6 % of what a PACT allocated on one silo.
 /// </para>
 /// </remarks>
 internal sealed class SiloCallKeys(ILocalSiloDetails silo, IGrainFactory grains, IOptions<SnapperOptions> options, ILogger<SiloCallKeys> logger)
