@@ -591,7 +591,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
                 Schedule.Exit(context.Tid);
             }
 
-            return new CallResponse(_runtime.CopyValue(pactResult), [], pactFailure);
+            return pactResult is null && pactFailure is null ? CallResponse.PactDone : new CallResponse(_runtime.CopyValue(pactResult), [], pactFailure);
         }
 
         if (!_core.Transactions.TryGetValue(context.Tid, out var txn))
