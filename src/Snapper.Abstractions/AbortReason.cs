@@ -36,7 +36,9 @@ public enum AbortReason
 
     /// <summary>
     /// A PACT was aborted because another PACT in its batch, or in an earlier batch it may have read from, failed
-    /// (thesis §3.3.2.4: a failed batch aborts every uncommitted batch).
+    /// (thesis §3.3.2.4: a failed batch aborts every uncommitted batch). Where the silo knows which transaction failed
+    /// first, the PACT's client finds that one's abort, with its own reason (a user exception, a worker lost, a timeout), in
+    /// <see cref="System.Exception.InnerException"/>.
     /// </summary>
     CascadingAbort,
 

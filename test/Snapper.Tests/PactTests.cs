@@ -259,6 +259,7 @@ public sealed class PactTimeoutTests(ClusterFixture fixture)
         Assert.Equal(AbortReason.ExecutionTimeout, abort.Reason);
         var cascaded = await Assert.ThrowsAsync<TransactionAbortedException>(() => next.WaitAsync(TimeSpan.FromSeconds(5)));
         Assert.Equal(AbortReason.CascadingAbort, cascaded.Reason);
+        Assert.Equal(abort.Tid, Assert.IsType<TransactionAbortedException>(cascaded.InnerException).Tid); // the cause
         Gates.Release(gate);
 
         await Probe(ids[0]).StartTxn(Probe(ids[0]).Increment, 7, ActorAccessInfo.Of(Probe(ids[0]))).WaitAsync(TimeSpan.FromSeconds(5));

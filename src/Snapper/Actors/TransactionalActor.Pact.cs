@@ -84,12 +84,15 @@ public abstract partial class TransactionalActor<TState>
                 : new TransactionInDoubtException(ticket.Tid, outcome.Message, outcome);
         }
 
+        // A cascade names the transaction that failed first and carries its exception, so a client sees why (a user
+        // exception, a lost worker, ...) and not only that another transaction failed.
+        var cause = aborted is { Reason: AbortReason.CascadingAbort, InnerException: TransactionAbortedException first } ? first : aborted;
         var abort = aborted.Tid == ticket.Tid
             ? aborted
             : aborted.Reason is AbortReason.ExecutionTimeout or AbortReason.LogWriteFailed
                 ? new TransactionAbortedException(ticket.Tid, aborted.Reason, $"its batch did not commit: {aborted.Message}")
                 : new TransactionAbortedException(ticket.Tid, AbortReason.CascadingAbort,
-                    $"transaction {aborted.Tid} failed ({aborted.Reason}) and every batch not yet committed was aborted with it.");
+                    $"transaction {cause.Tid} failed ({cause.Reason}) and every batch not yet committed was aborted with it.", cause);
         _runtime.Metrics.Aborted(TxnMode.Pact, abort.Reason);
         return abort;
     }

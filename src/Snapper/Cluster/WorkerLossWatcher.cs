@@ -14,7 +14,7 @@ namespace Snapper.Cluster;
 /// </summary>
 internal sealed class WorkerLossWatcher(
     IOptions<SnapperOptions> options, IClusterMembershipService membership, ClusterRoster roster, IServiceProvider services,
-    ILogger<WorkerLossWatcher> logger) : SiloRoleLoop(SiloRole.Master, options.Value)
+    ILogger<WorkerLossWatcher> logger, SnapperTestHooks testHooks) : SiloRoleLoop(SiloRole.Master, options.Value)
 {
     private readonly SnapperOptions _options = options.Value;
 
@@ -33,6 +33,11 @@ internal sealed class WorkerLossWatcher(
             {
                 foreach (var worker in LostWorkers(snapshot))
                 {
+                    if (testHooks.BeforeWorkerLostAbort?.Invoke(worker) is { } delayed)
+                    {
+                        await delayed.WaitAsync(stopping);
+                    }
+
                     global.WorkerLost(worker);
                 }
             }

@@ -74,6 +74,13 @@ internal sealed class SnapperTestHooks
     public Func<int, long, Task?>? DelayGlobalAbort { get; set; }
 
     /// <summary>
+    /// The master acts on the death of worker <c>worker</c>'s silo, heard from membership, only once the returned task
+    /// completes (null: at once): a test submits a transaction between the death being heard and the aborts it causes, so
+    /// the client's wait does not include the time a silo takes to restart.
+    /// </summary>
+    public Func<int, Task?>? BeforeWorkerLostAbort { get; set; }
+
+    /// <summary>
     /// A migration of actor <c>actor</c> goes on past its freeze (every worker frozen, nothing handed over yet) only once
     /// the returned task completes (null: at once): a test holds an actor frozen while it submits transactions to it.
     /// </summary>

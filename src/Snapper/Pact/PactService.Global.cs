@@ -567,7 +567,7 @@ internal sealed partial class PactService
 
             foreach (var gbid in _globalWaiters.Keys.Where(g => g >= fromGbid && g <= toGbid).ToArray())
             {
-                FailGlobalWaiter(gbid, new TransactionAbortedException(gbid, reason.Reason == AbortReason.ExecutionTimeout ? reason.Reason : AbortReason.CascadingAbort, reason.Message));
+                FailGlobalWaiter(gbid, new TransactionAbortedException(gbid, reason.Reason == AbortReason.ExecutionTimeout ? reason.Reason : AbortReason.CascadingAbort, reason.Message, reason));
             }
 
             var first = _uncommitted.Values.FirstOrDefault(b => b.IsGlobal && b.Gbid >= fromGbid && b.Gbid <= toGbid);

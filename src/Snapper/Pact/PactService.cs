@@ -476,7 +476,7 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
         AdvanceResolvedBid();
         TransactionAbortedException ReasonFor(long bid, long tid) => tid == reason.Tid
             ? reason
-            : new TransactionAbortedException(tid, AbortReason.CascadingAbort, $"transaction {reason.Tid} of batch {failed.Bid} failed ({reason.Reason}); batch {bid} was not committed yet.");
+            : new TransactionAbortedException(tid, AbortReason.CascadingAbort, $"transaction {reason.Tid} of batch {failed.Bid} failed ({reason.Reason}); batch {bid} was not committed yet.", reason);
         foreach (var actor in batches.SelectMany(b => b.Participants).Distinct())
         {
             ScheduleOf(actor).AbortAfter(keptUpTo, ReasonFor);
@@ -487,7 +487,7 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
             ForgetDooms(batch);
             batch.Outcome.TrySetResult(batch.Bid == failed.Bid ? reason : new TransactionAbortedException(
                 reason.Tid, reason.Reason == AbortReason.LogWriteFailed ? AbortReason.LogWriteFailed : AbortReason.CascadingAbort,
-                $"batch {failed.Bid} failed ({reason.Reason})."));
+                $"batch {failed.Bid} failed ({reason.Reason}).", reason));
         }
 
         // Parts of global batches the master already aborted need no report; any other global part dropped here (one

@@ -295,31 +295,63 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
     [Fact]
     public async Task A_worker_killed_under_a_global_pact_it_roots_makes_the_master_abort_that_batch_and_the_batches_after_it_at_once()
     {
-        // A global PACT rooted on worker 1 holds there (at a gate) before it calls its actor on worker 0, where a local
-        // PACT is ordered after the global part and so waits for it. Worker 1 is killed: the part on worker 0 waits for a
-        // call that will never come. The master hears of the death from membership (the worker's next incarnation
-        // declares the old one dead as it joins) and aborts the global batch; worker 0 drops its part and the local batch
-        // after it. Without that, both would wait for a watchdog (60 s here), and the local PACT's client would time out
-        // first (30 s).
+        // A global PACT rooted on worker 1 holds there (at a gate) before it calls its actor on worker 0. Worker 1 is
+        // killed: the part on worker 0 waits for a call that will never come. The master hears of the death from
+        // membership (the worker's next incarnation declares the old one dead as it joins) and aborts the global batch;
+        // worker 0 drops its part and the local batch after it. Without that, both would wait for a watchdog (60 s here),
+        // and the local PACT's client would time out first (30 s).
+        // Staged so that no step races a clock: the master holds its reaction to the death (a hook) until the local PACT
+        // is ordered after the global part on worker 0, so the client's 30 s do not include worker 1's restart, which
+        // takes much of that under load.
         var (root, there) = (OnWorker(1, id => Probe(id).GetGrainId()), OnWorker(0, id => Probe(id).GetGrainId()));
         var gate = "worker-loss-" + Guid.NewGuid().ToString("N");
         var global = Probe(root).StartTxn(Probe(root).Hold, new Hold(gate, AccessMode.ReadWrite, ThenTouch: there), ActorAccessInfo.Of(Probe(root), Probe(there)));
         _ = global.ContinueWith(static t => t.Exception, TaskScheduler.Default); // its silo dies under it
         var gtid = await Gates.WhenReached(gate);
 
-        // The only global PACT in its batch, so its gbid is its gtid: merged on worker 0, then the local PACT is ordered after it.
+        // The only global PACT in its batch, so its gbid is its gtid: merged on worker 0, where the local PACT below is
+        // ordered after it.
         var pacts = Services(1).GetRequiredService<Pact.PactService>();
         Assert.True(await pacts.WhenGlobalMergedUpToAsync(gtid, TimeSpan.FromSeconds(30)));
-        var local = Probe(there).StartTxn(Probe(there).Touch, AccessMode.ReadWrite, ActorAccessInfo.Of(Probe(there)));
-        await Eventually(() => pacts.Sizes.Uncommitted == 2, "worker 0 holds the global part and the local batch after it");
 
-        _running.Remove(2);
-        await _cluster.KillSiloAsync(_silos[2]);
-        await StartAsync(2);
+        var heard = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        var act = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        _hooks.BeforeWorkerLostAbort = worker =>
+        {
+            if (worker != 1)
+            {
+                return null;
+            }
+
+            heard.TrySetResult();
+            return act.Task;
+        };
+        Task local;
+        try
+        {
+            _running.Remove(2);
+            await _cluster.KillSiloAsync(_silos[2]);
+            await StartAsync(2);
+            await heard.Task.WaitAsync(TimeSpan.FromSeconds(60));
+
+            local = Probe(there).StartTxn(Probe(there).Touch, AccessMode.ReadWrite, ActorAccessInfo.Of(Probe(there)));
+            await Eventually(() => pacts.Sizes.Uncommitted == 2, "worker 0 holds the global part and the local batch after it");
+        }
+        finally
+        {
+            _hooks.BeforeWorkerLostAbort = null;
+            act.TrySetResult();
+        }
 
         var failure = await Assert.ThrowsAnyAsync<Exception>(() => local);
         _output.WriteLine($"the local PACT behind the lost global part: {failure.GetType().Name}: {failure.Message}");
-        Assert.IsType<TransactionAbortedException>(failure);
+        var aborted = Assert.IsType<TransactionAbortedException>(failure);
+        Assert.Equal(AbortReason.CascadingAbort, aborted.Reason);
+
+        // The cascade carries its cause: the master's abort for the lost worker, not a watchdog's (ExecutionTimeout).
+        var cause = Assert.IsType<TransactionAbortedException>(aborted.InnerException);
+        Assert.Equal(AbortReason.PrepareFailed, cause.Reason);
+        Assert.Contains("worker 1 stopped", cause.Message);
         await Probe(there).StartTxn(Probe(there).Touch, AccessMode.ReadWrite, ActorAccessInfo.Of(Probe(there)));
     }
 
