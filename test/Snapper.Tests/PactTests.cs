@@ -88,7 +88,7 @@ public sealed class PactTests(ClusterFixture fixture)
 
         // Waves of concurrent transfers, one wave after the other; overdrafts fail on purpose in some waves.
         // A failure may take down every uncommitted batch, so only its own wave; the waves without one commit.
-        var outcomes = new List<(int Index, AbortReason? Reason)>();
+        var outcomes = new List<(int Index, AbortReason? Reason, AbortReason? Cause)>();
         for (var wave = 0; wave < 30; wave++)
         {
             var work = Enumerable.Range(wave * 10, 10).Select(async i =>
@@ -98,11 +98,11 @@ public sealed class PactTests(ClusterFixture fixture)
                 try
                 {
                     await Account(from).StartTxn(Account(from).Transfer, new Transfer(1_000 + i, to, amount), Declare(from, to));
-                    return (i, (AbortReason?)null);
+                    return (i, (AbortReason?)null, (AbortReason?)null);
                 }
                 catch (TransactionAbortedException abort)
                 {
-                    return (i, abort.Reason);
+                    return (i, abort.Reason, (abort.InnerException as TransactionAbortedException)?.Reason);
                 }
             });
             outcomes.AddRange(await Task.WhenAll(work));
@@ -111,6 +111,8 @@ public sealed class PactTests(ClusterFixture fixture)
         bool WaveHasOverdraft(int i) => Enumerable.Range(i / 10 * 10, 10).Any(j => j % 25 == 0);
         Assert.All(outcomes.Where(o => o.Index % 25 == 0), o => Assert.Equal(AbortReason.UserException, o.Reason));
         Assert.All(outcomes.Where(o => o.Reason is not null && o.Index % 25 != 0), o => Assert.Equal(AbortReason.CascadingAbort, o.Reason));
+        // A cascade carries the overdraft that caused it.
+        Assert.All(outcomes.Where(o => o.Reason == AbortReason.CascadingAbort), o => Assert.Equal(AbortReason.UserException, o.Cause));
         Assert.All(outcomes.Where(o => !WaveHasOverdraft(o.Index)), o => Assert.Null(o.Reason));
         var states = await ReadAll(ids);
         Assert.Equal(300m, states.Sum(s => s.Balance));
