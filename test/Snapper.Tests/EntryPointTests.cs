@@ -76,13 +76,14 @@ public sealed class SiloCallKeyTests : IAsyncLifetime
     public Task DisposeAsync() => _cluster.DisposeAsync().AsTask();
 
     [Fact]
-    public async Task Acts_across_two_silos_commit_and_the_callee_asks_the_callers_silo_for_its_key_once()
+    public async Task Each_silo_learns_the_others_key_from_membership_so_acts_across_them_ask_nothing()
     {
         var (first, second) = await OnEachSilo();
+        var (firstKeys, secondKeys) = (Keys(first.Silo), Keys(second.Silo));
+        await Staged.Until(() => firstKeys.Knows(second.Silo) && secondKeys.Knows(first.Silo), "each silo asks the other for its key as it sees it active");
         var from = _cluster.Client.GetGrain<IBankAccount>(first.Id);
         await from.StartTxn(from.Reset, 100m);
-        var calleeKeys = Keys(second.Silo);
-        var lookupsBefore = calleeKeys.Lookups;
+        var lookupsBefore = (firstKeys.Lookups, secondKeys.Lookups);
 
         for (var i = 1; i <= 3; i++)
         {
@@ -92,8 +93,27 @@ public sealed class SiloCallKeyTests : IAsyncLifetime
         var to = _cluster.Client.GetGrain<IBankAccount>(second.Id);
         Assert.Equal(70m, await from.StartTxn(from.Balance, 0));
         Assert.Equal(30m, await to.StartTxn(to.Balance, 0));
-        // The callee's silo asked the caller's once (the first call); every later call and 2PC message used its answer.
-        Assert.Equal(lookupsBefore + 1, calleeKeys.Lookups);
+        // Every call and 2PC message between the silos was admitted with the key learned beforehand.
+        Assert.Equal(lookupsBefore, (firstKeys.Lookups, secondKeys.Lookups));
+    }
+
+    [Fact]
+    public async Task Calls_that_need_a_key_being_asked_share_the_question_and_a_forgotten_key_is_asked_again()
+    {
+        var (first, second) = await OnEachSilo();
+        var keys = Keys(second.Silo);
+        var stamp = Keys(first.Silo).Own;
+        await Staged.Until(() => keys.Knows(first.Silo), "the second silo learns the first's key");
+
+        keys.Forget(first.Silo);
+        var before = keys.Lookups;
+        // Both before either could have its answer (the question is a call to the other silo): one question for both.
+        var calls = new[] { keys.VerifyAsync(stamp, "test").AsTask(), keys.VerifyAsync(stamp, "test").AsTask() };
+        await Task.WhenAll(calls);
+        Assert.Equal(before + 1, keys.Lookups);
+        Assert.True(keys.Knows(first.Silo));
+        await Assert.ThrowsAsync<SnapperEntryPointException>(() => keys.VerifyAsync(new SiloStamp(first.Silo, Guid.NewGuid()), "test").AsTask());
+        Assert.Equal(before + 1, keys.Lookups);
     }
 
     [Fact]

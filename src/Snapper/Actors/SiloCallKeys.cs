@@ -15,8 +15,10 @@ namespace Snapper.Actors;
 /// Every silo draws a random key when it starts and stamps it, with its address, on every internal call it sends
 /// (<see cref="Own"/>). An actor admits a call whose stamp carries its own silo's key at once: only code of that silo
 /// holds it. A stamp naming another silo is checked once against that silo's key, which the receiving silo asks of a
-/// grain placed on the named silo (<see cref="ISiloKeyGrain"/>); the answer is kept for the silo's lifetime (a restarted
-/// silo has a new address, so a new entry). That grain answers silos only (Snapper's system grains refuse clients), so
+/// grain placed on the named silo (<see cref="ISiloKeyGrain"/>); the answer is kept until membership declares that silo
+/// dead (a restarted silo has a new address, so a new entry). The question is asked as soon as membership shows the silo
+/// active (<see cref="SiloKeyPrefetcher"/>), so a transaction seldom waits for it, and calls that arrive while it is in
+/// flight share it. That grain answers silos only (Snapper's system grains refuse clients), so
 /// a client can name a silo but never learn its key: a guess has one chance in 2^128.
 /// </para>
 /// <para>
@@ -27,7 +29,9 @@ namespace Snapper.Actors;
 /// </remarks>
 internal sealed class SiloCallKeys(ILocalSiloDetails silo, IGrainFactory grains, IOptions<SnapperOptions> options, ILogger<SiloCallKeys> logger)
 {
-    private readonly ConcurrentDictionary<SiloAddress, Guid> _otherSilos = new();
+    // Other silos' keys, or the question for one still in flight (callers that arrive meanwhile share it); null when
+    // the question failed, and then the entry is removed so the next call asks again.
+    private readonly ConcurrentDictionary<SiloAddress, Task<Guid?>> _otherSilos = new();
 
     /// <summary>This silo's key: random, drawn when the silo starts, never written anywhere.</summary>
     public Guid Key { get; } = new(RandomNumberGenerator.GetBytes(16));
@@ -39,6 +43,9 @@ internal sealed class SiloCallKeys(ILocalSiloDetails silo, IGrainFactory grains,
     internal int Lookups => Volatile.Read(ref _lookups);
 
     private int _lookups;
+
+    /// <summary>Whether this silo holds <paramref name="other"/>'s key, so a call from it is admitted without a question.</summary>
+    internal bool Knows(SiloAddress other) => _otherSilos.TryGetValue(other, out var answer) && answer.IsCompletedSuccessfully && answer.Result is not null;
 
     /// <summary>
     /// Completes when <paramref name="sender"/> proves that a silo of the cluster sent the call to
@@ -58,35 +65,72 @@ internal sealed class SiloCallKeys(ILocalSiloDetails silo, IGrainFactory grains,
             return ValueTask.FromException(Refused(sender, method));
         }
 
-        if (_otherSilos.TryGetValue(named, out var known))
+        var answer = KeyOf(named);
+        if (answer.IsCompletedSuccessfully)
         {
-            return known == sender.Key ? ValueTask.CompletedTask : ValueTask.FromException(Refused(sender, method));
+            return answer.Result == sender.Key ? ValueTask.CompletedTask : ValueTask.FromException(Refused(sender, method));
         }
 
-        return AskAsync(sender, named, method);
+        return CheckAsync(answer, sender, method);
     }
 
-    private async ValueTask AskAsync(SiloStamp sender, SiloAddress named, string method)
+    /// <summary>
+    /// Asks silo <paramref name="other"/> for its key now, before a call from it needs it (<see cref="SiloKeyPrefetcher"/>
+    /// calls this for every silo membership shows active), so no transaction waits for the question.
+    /// </summary>
+    public void Prefetch(SiloAddress other)
     {
-        Guid key;
+        if (!other.Equals(silo.SiloAddress))
+        {
+            _ = KeyOf(other);
+        }
+    }
+
+    /// <summary>Drops what is known of <paramref name="other"/>, a silo that died: its address never comes back.</summary>
+    public void Forget(SiloAddress other) => _otherSilos.TryRemove(other, out _);
+
+    private static async ValueTask CheckAsync(Task<Guid?> answer, SiloStamp sender, string method)
+    {
+        if (await answer != sender.Key)
+        {
+            throw Refused(sender, method);
+        }
+    }
+
+    /// <summary>The key of silo <paramref name="named"/>: known, being asked, or asked now (once, however many calls need it).</summary>
+    private Task<Guid?> KeyOf(SiloAddress named)
+    {
+        if (_otherSilos.TryGetValue(named, out var known))
+        {
+            return known;
+        }
+
+        var question = new TaskCompletionSource<Guid?>(TaskCreationOptions.RunContinuationsAsynchronously);
+        var answer = _otherSilos.GetOrAdd(named, question.Task);
+        if (answer == question.Task)
+        {
+            _ = AskAsync(named, question);
+        }
+
+        return answer;
+    }
+
+    private async Task AskAsync(SiloAddress named, TaskCompletionSource<Guid?> question)
+    {
         try
         {
             Interlocked.Increment(ref _lookups);
-            // Bounded like every other question between silos: a silo that cannot answer in time refuses this call, and
-            // the transaction it belongs to aborts; nothing is kept, so the next call asks again.
-            key = await grains.GetGrain<ISiloKeyGrain>(named.ToParsableString()).Key().WaitAsync(options.Value.PrepareTimeout);
+            // Bounded like every other question between silos: a silo that cannot answer in time refuses the calls that
+            // wait for it, and the transactions they belong to abort.
+            question.SetResult(await grains.GetGrain<ISiloKeyGrain>(named.ToParsableString()).Key().WaitAsync(options.Value.PrepareTimeout));
         }
         catch (Exception exception)
         {
-            // A made-up or departed silo: no silo answers for it, so nobody vouches for the stamp.
-            logger.LogDebug(exception, "Silo {Silo} named by a call to {Method} did not tell its key", named, method);
-            throw Refused(sender, method);
-        }
-
-        _otherSilos.TryAdd(named, key);
-        if (key != sender.Key)
-        {
-            throw Refused(sender, method);
+            // A made-up or departed silo: no silo answers for it, so nobody vouches for a stamp naming it. Nothing is
+            // kept, so the next call asks again.
+            logger.LogDebug(exception, "Silo {Silo} did not tell its key", named);
+            _otherSilos.TryRemove(KeyValuePair.Create(named, question.Task));
+            question.SetResult(null);
         }
     }
 

@@ -1,16 +1,17 @@
 namespace Snapper.Hosting;
 
 /// <summary>
-/// A background loop a silo of one role runs from the moment it is active (it needs grain calls and membership) until it
-/// stops: started on the thread pool, so the silo's start does not wait for it, and cancelled as the silo stops.
+/// A background loop a silo of one role (every silo, for a null role) runs from the moment it is active (it needs grain
+/// calls and membership) until it stops: started on the thread pool, so the silo's start does not wait for it, and
+/// cancelled as the silo stops.
 /// </summary>
-internal abstract class SiloRoleLoop(SiloRole role, SnapperOptions options) : ILifecycleParticipant<ISiloLifecycle>, IDisposable
+internal abstract class SiloRoleLoop(SiloRole? role, SnapperOptions options) : ILifecycleParticipant<ISiloLifecycle>, IDisposable
 {
     private readonly CancellationTokenSource _stop = new();
 
     public void Participate(ISiloLifecycle lifecycle)
     {
-        if (options.Role != role)
+        if (role is { } only && options.Role != only)
         {
             return;
         }

@@ -101,6 +101,7 @@ public static class SnapperSiloBuilderExtensions
         services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>, WatchedDataFolderCheck>();
         services.TryAddSingleton<SnapperRuntime>();
         services.TryAddSingleton<SiloCallKeys>();
+        services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>, SiloKeyPrefetcher>();
         services.TryAddSingleton<Coordination.ActTidSource>();
         services.TryAddSingleton<Coordination.TidRanges>();
         services.TryAddSingleton<ActorDirectory>();

@@ -686,17 +686,5 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
         }), "the silos learn each other's roles");
     }
 
-    private static async Task Eventually(Func<bool> condition, string what)
-    {
-        var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(60);
-        while (!condition())
-        {
-            if (DateTime.UtcNow > deadline)
-            {
-                throw new TimeoutException($"not within 60 s: {what}");
-            }
-
-            await Task.Delay(50);
-        }
-    }
+    private static Task Eventually(Func<bool> condition, string what) => Staged.Until(condition, what);
 }
