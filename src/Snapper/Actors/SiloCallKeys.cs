@@ -109,7 +109,8 @@ internal sealed class SiloCallKeys(ILocalSiloDetails silo, IGrainFactory grains,
         var answer = _otherSilos.GetOrAdd(named, question.Task);
         if (answer == question.Task)
         {
-            _ = AskAsync(named, question);
+            // Off the calling actor's turn: other actors' calls wait for the same answer, whatever becomes of this one.
+            _ = Task.Run(() => AskAsync(named, question));
         }
 
         return answer;
