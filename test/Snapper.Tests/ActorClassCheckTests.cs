@@ -92,7 +92,9 @@ public sealed class ActorClassCheckTests : IDisposable
         var twice = new ServiceCollection();
         new TestSiloBuilder(twice).AddSnapper(o => o.Coordinators = 2).AddSnapper(o => o.Loggers = 2);
 
-        Assert.Equal(6, Participants(once)); // the log, the class check, the watched data folder check, the in-doubt resolver, the worker loss watcher, the placement directory refresher
+        // The log, the class check, the watched data folder check, the silo key prefetcher, the in-doubt resolver, the
+        // worker loss watcher, the placement directory refresher.
+        Assert.Equal(7, Participants(once));
         Assert.Equal(Participants(once), Participants(twice));
 
         // The second call adds its configuration (one descriptor), nothing else.
