@@ -14,9 +14,9 @@ internal sealed class PactCoordinator(int index)
 
     public bool HasPending => !_pending.IsEmpty;
 
-    public PendingPact Enqueue(ActorAccessInfo accessInfo)
+    public PendingPact Enqueue(ActorAccessInfo accessInfo, Scheduling.ActorSchedule[] schedules)
     {
-        var pact = new PendingPact(accessInfo);
+        var pact = new PendingPact(accessInfo, schedules);
         _pending.Enqueue(pact);
         return pact;
     }
@@ -46,9 +46,15 @@ internal sealed class PactCoordinator(int index)
 }
 
 /// <summary>A submitted PACT waiting for its tid.</summary>
-internal sealed class PendingPact(ActorAccessInfo accessInfo)
+internal sealed class PendingPact(ActorAccessInfo accessInfo, Scheduling.ActorSchedule[] schedules)
 {
     public ActorAccessInfo AccessInfo { get; } = accessInfo;
+
+    /// <summary>
+    /// The schedules of the actors it declares, in the order <see cref="ActorAccessInfo.Accesses"/> enumerates them (the
+    /// dictionary is the root's own copy and nothing changes it once submitted, so every enumeration has this order).
+    /// </summary>
+    public Scheduling.ActorSchedule[] Schedules { get; } = schedules;
 
     /// <summary>When it was submitted (<see cref="System.Diagnostics.Stopwatch"/> ticks), for the ordering bound.</summary>
     public long EnqueuedAt { get; } = System.Diagnostics.Stopwatch.GetTimestamp();

@@ -123,10 +123,12 @@ internal sealed partial class PactService
             for (var i = 0; i < pacts.Count; i++)
             {
                 var tid = token.NextTid++;
-                tickets[i] = new PactTicket(tid, bid) { Outcome = outcome.Task };
-                foreach (var (actor, accesses) in pacts[i].AccessInfo.Accesses)
+                var pact = pacts[i];
+                tickets[i] = new PactTicket(tid, bid) { Outcome = outcome.Task, Schedules = pact.Schedules };
+                var declared = 0;
+                foreach (var (actor, accesses) in pact.AccessInfo.Accesses)
                 {
-                    subBatches.Add(actor, new Scheduling.PactAccess(tid, accesses, pacts[i].AccessInfo.KeysOf(actor)));
+                    subBatches.Add(actor, new Scheduling.PactAccess(tid, accesses, pact.AccessInfo.KeysOf(actor)), pact.Schedules[declared++]);
                 }
             }
 
@@ -192,11 +194,13 @@ internal sealed partial class PactService
             _notCommitting.Enqueue(batch);
         }
 
-        // Participants were taken from the builder, sub-batch for sub-batch.
+        // Participants were taken from the builder, sub-batch for sub-batch. A local batch's schedules were found by its
+        // submitters, on their own turns: this runs for every batch under _gate, and each lookup in the map of every
+        // actor's schedule is a few cache misses (its bucket, its entry, the key's bytes).
         var schedules = new Scheduling.ActorSchedule[batch.Participants.Length];
         for (var i = 0; i < schedules.Length; i++)
         {
-            var schedule = schedules[i] = ScheduleOf(subBatches.ActorAt(i));
+            var schedule = schedules[i] = subBatches.ScheduleAt(i) ?? ScheduleOf(subBatches.ActorAt(i));
             var prev = schedule.LastEmittedBid;
             schedule.LastEmittedBid = batch.Bid;
             schedule.Deliver(batch.Bid, prev, subBatches.AccessesAt(i), batch.Position);

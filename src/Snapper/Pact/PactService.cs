@@ -161,7 +161,12 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     /// emitted. Bounded by ExecutionTimeout without a timer per PACT: the service's watchdog withdraws submissions
     /// waiting longer (<see cref="WithdrawStaleSubmissions"/>), which then fail with <see cref="AbortReason.OrderingFailed"/>.
     /// </summary>
-    public async Task<PactTicket> SubmitAsync(GrainId root, ActorAccessInfo accessInfo)
+    public Task<PactTicket> SubmitAsync(GrainId root, ActorAccessInfo accessInfo) =>
+        // An embedded silo never freezes an actor (a migration moves actors between a cluster's workers, and an embedded
+        // silo refuses to start one), so nothing it submits comes back to be routed again: no state machine for the loop.
+        IsClustered ? SubmitRoutedAsync(root, accessInfo) : SubmitOnceAsync(root, accessInfo);
+
+    private async Task<PactTicket> SubmitRoutedAsync(GrainId root, ActorAccessInfo accessInfo)
     {
         // A PACT that declares an actor being migrated is ordered once the actor serves from its new worker, and routed
         // by the placement it has then (held here, or emitted after the freeze and sent back: MigrationReroute).
@@ -222,7 +227,14 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     private Task<PactTicket> Enqueue(GrainId root, ActorAccessInfo accessInfo)
     {
         var coordinator = _ring[root.GetUniformHashCode() % (uint)_ring.Length];
-        var pending = coordinator.Enqueue(accessInfo);
+        var schedules = new ActorSchedule[accessInfo.Accesses.Count];
+        var declared = 0;
+        foreach (var actor in accessInfo.Accesses.Keys)
+        {
+            schedules[declared++] = ScheduleOf(actor);
+        }
+
+        var pending = coordinator.Enqueue(accessInfo, schedules);
 
         // Parking and taking the token are both full fences (Interlocked), so of a submitter that enqueues and then
         // takes the token, and a ring that parks it and then looks for work, at least one sees the other's write.
@@ -384,9 +396,9 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
         }
 
         var clean = true;
-        foreach (var actor in accessInfo.Accesses.Keys)
+        foreach (var schedule in ticket.Schedules!) // every local ticket has them (Emit)
         {
-            clean &= ScheduleOf(actor).Finish(ticket.Tid);
+            clean &= schedule.Finish(ticket.Tid);
         }
 
         return new ValueTask<bool>(clean);

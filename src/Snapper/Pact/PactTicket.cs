@@ -14,4 +14,10 @@ internal readonly record struct PactTicket(long Tid, long Bid)
     /// first actor awaits it without taking the ordering lock, which the token holder keeps while it emits a batch.
     /// </summary>
     public Task<SnapperException?>? Outcome { get; init; }
+
+    /// <summary>
+    /// For a local PACT, the schedules of the actors it declares (see <see cref="PendingPact.Schedules"/>), so that finishing
+    /// it does not look each one up again; null for a global one.
+    /// </summary>
+    public Scheduling.ActorSchedule[]? Schedules { get; init; }
 }

@@ -23,6 +23,7 @@ internal sealed class SubBatchBuilder
     private Dictionary<GrainId, int> _index = new();
     private readonly List<GrainId> _actors = new();
     private readonly List<List<PactAccess>> _accesses = new();
+    private readonly List<ActorSchedule?> _schedules = new();
 
     /// <summary>Actors in the batch so far.</summary>
     public int Count => _actors.Count;
@@ -33,14 +34,18 @@ internal sealed class SubBatchBuilder
     /// <summary>The PACT accesses of sub-batch <paramref name="index"/>, in the order they were added (valid until <see cref="Clear"/>).</summary>
     public IReadOnlyList<PactAccess> AccessesAt(int index) => _accesses[index];
 
-    /// <summary>Adds one PACT's declared access to <paramref name="actor"/>'s sub-batch.</summary>
-    public void Add(GrainId actor, PactAccess access)
+    /// <summary>The schedule of sub-batch <paramref name="index"/>'s actor, if the caller that added it knew it.</summary>
+    public ActorSchedule? ScheduleAt(int index) => _schedules[index];
+
+    /// <summary>Adds one PACT's declared access to <paramref name="actor"/>'s sub-batch (with the actor's schedule, if known).</summary>
+    public void Add(GrainId actor, PactAccess access, ActorSchedule? schedule = null)
     {
         ref var slot = ref CollectionsMarshal.GetValueRefOrAddDefault(_index, actor, out var exists);
         if (!exists)
         {
             slot = _actors.Count;
             _actors.Add(actor);
+            _schedules.Add(schedule);
             if (_accesses.Count <= slot)
             {
                 _accesses.Add(new List<PactAccess>(1));
@@ -63,6 +68,8 @@ internal sealed class SubBatchBuilder
             _actors.TrimExcess();
             _accesses.Clear();
             _accesses.TrimExcess();
+            _schedules.Clear();
+            _schedules.TrimExcess();
             return;
         }
 
@@ -73,5 +80,6 @@ internal sealed class SubBatchBuilder
 
         _index.Clear();
         _actors.Clear();
+        _schedules.Clear();
     }
 }
