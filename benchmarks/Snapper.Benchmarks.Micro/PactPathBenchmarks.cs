@@ -185,3 +185,61 @@ public class SubBatchGroupingBenchmarks
         return _builder.Participants().Length;
     }
 }
+
+/// <summary>
+/// Finding the schedules of one SmallBank MultiTransfer PACT (five actors) among 10,000 actors' schedules, in a shuffled
+/// order so that the map's entries have left the caches, as between two PACTs on the same accounts: by looking each one up
+/// in the map the PACT service keeps (what emission and finishing each did before e914658), against reading the array the
+/// PACT's ticket carries (what they do now; its submitter looked them up once).
+/// </summary>
+[MemoryDiagnoser]
+public class ScheduleLookupBenchmarks
+{
+    private const int Actors = 10_000;
+    private const int PerPact = 5;
+    private readonly System.Collections.Concurrent.ConcurrentDictionary<GrainId, ActorSchedule> _schedules = new();
+    private readonly ScheduleBenchmarks.NoBatches _batches = new();
+    private GrainId[][] _pacts = null!;
+    private ActorSchedule[][] _tickets = null!;
+    private int _next;
+
+    [GlobalSetup]
+    public void Setup()
+    {
+        var ids = Enumerable.Range(0, Actors).Select(i => GrainId.Create("bench", i.ToString())).ToArray();
+        foreach (var id in ids)
+        {
+            _schedules[id] = new ActorSchedule(id, _batches, _batches, HybridScheduling.SerializabilityCheck);
+        }
+
+        var order = ids.OrderBy(_ => Random.Shared.Next()).ToArray();
+        _pacts = order.Chunk(PerPact).ToArray();
+        _tickets = _pacts.Select(pact => pact.Select(id => _schedules[id]).ToArray()).ToArray();
+    }
+
+    [Benchmark(Baseline = true)]
+    public long LookedUpInTheMap()
+    {
+        var pact = _pacts[_next++ % _pacts.Length];
+        var sum = 0L;
+        foreach (var actor in pact)
+        {
+            sum += _schedules[actor].LastEmittedBid;
+        }
+
+        return sum;
+    }
+
+    [Benchmark]
+    public long ReadFromTheTicket()
+    {
+        var pact = _tickets[_next++ % _tickets.Length];
+        var sum = 0L;
+        foreach (var schedule in pact)
+        {
+            sum += schedule.LastEmittedBid;
+        }
+
+        return sum;
+    }
+}
