@@ -36,7 +36,8 @@ public class ClusterFixture : IAsyncLifetime
 
     /// <summary>The same, with test-only switches and fault injection (<paramref name="hooks"/>) and <paramref name="silos"/> silos.</summary>
     internal static async Task<InProcessTestCluster> StartAsync(Action<SnapperOptions> configure, SnapperTestHooks? hooks, int silos = 1,
-        Action<ISiloBuilder>? configureSilo = null, Action<string, SnapperOptions>? configureBySiloName = null)
+        Action<ISiloBuilder>? configureSilo = null, Action<string, SnapperOptions>? configureBySiloName = null,
+        Action<IClientBuilder>? configureClient = null)
     {
         var builder = new InProcessTestClusterBuilder((short)silos);
         builder.ConfigureSilo((siloOptions, silo) =>
@@ -64,7 +65,11 @@ public class ClusterFixture : IAsyncLifetime
             silo.Services.PostConfigure<GrainTypeOptions>(o => o.Classes.ExceptWith(DuplicateMethodActors.All));
             configureSilo?.Invoke(silo);
         });
-        builder.ConfigureClient(client => client.AddSnapperClient());
+        builder.ConfigureClient(client =>
+        {
+            client.AddSnapperClient();
+            configureClient?.Invoke(client);
+        });
         var cluster = builder.Build();
         try
         {

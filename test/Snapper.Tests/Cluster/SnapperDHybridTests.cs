@@ -100,12 +100,12 @@ public sealed class SnapperDHybridTests(SnapperDFixture fixture, ITestOutputHelp
 
             // An ACT writes `first` after the global batch (placed after it, it waits there until the batch's part
             // completed) and `second` before it (the batch has not reached worker 1), then holds.
-            await Until(() => firstSchedule.UncommittedBatchCount > 0, "the global batch never reached the first worker's actor");
+            await Staged.Until(() => firstSchedule.UncommittedBatchCount > 0, "the global batch never reached the first worker's actor", Bound);
             var act = await EnteredAsync(() => Probe(first).StartTxn(Probe(first).CallThenHold, new CallThenHold(second, actGate)), actGate);
 
             // The global batch reaches worker 1 and is placed after the ACT on `second`: the ACT now runs before and after it.
             delivery.SetResult();
-            await Until(() => secondSchedule.UncommittedBatchCount > 0, "the global batch never reached the second worker's actor");
+            await Staged.Until(() => secondSchedule.UncommittedBatchCount > 0, "the global batch never reached the second worker's actor", Bound);
 
             Gates.Release(actGate);
             var abort = await Assert.ThrowsAsync<TransactionAbortedException>(() => act.WaitAsync(Bound));
@@ -146,17 +146,6 @@ public sealed class SnapperDHybridTests(SnapperDFixture fixture, ITestOutputHelp
             var gaveWay = await Assert.ThrowsAsync<TransactionAbortedException>(() => act);
             Assert.Equal(AbortReason.HybridDeadlock, gaveWay.Reason);
             Assert.True(attempt < 100, "the ACT gave way 100 times");
-        }
-    }
-
-    /// <summary>A staged step: waits until <paramref name="condition"/> holds, failing with <paramref name="never"/> after <see cref="Bound"/>.</summary>
-    private static async Task Until(Func<bool> condition, string never)
-    {
-        var deadline = DateTime.UtcNow + Bound;
-        while (!condition())
-        {
-            Assert.True(DateTime.UtcNow < deadline, never);
-            await Task.Delay(10);
         }
     }
 
