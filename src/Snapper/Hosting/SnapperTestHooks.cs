@@ -98,4 +98,10 @@ internal sealed class SnapperTestHooks
     /// ACT arrives on the actor.
     /// </summary>
     public Func<GrainId, long, Task?>? ActAdmitted { get; set; }
+
+    /// <summary>
+    /// Called by the token holder with a submitted PACT's declaration just before it orders that PACT: a test changes the
+    /// declaration there, as a caller in the same silo, which shares the object with the PACT, could at that moment.
+    /// </summary>
+    public Action<ActorAccessInfo>? BeforePactOrdered { get; set; }
 }

@@ -51,8 +51,9 @@ internal sealed class PendingPact(ActorAccessInfo accessInfo, Scheduling.ActorSc
     public ActorAccessInfo AccessInfo { get; } = accessInfo;
 
     /// <summary>
-    /// The schedules of the actors it declares, in the order <see cref="ActorAccessInfo.Accesses"/> enumerates them (the
-    /// dictionary is the root's own copy and nothing changes it once submitted, so every enumeration has this order).
+    /// The schedules of the actors it declares, in the order <see cref="ActorAccessInfo.Accesses"/> enumerated them when it
+    /// was submitted. Emission checks each against the actor it stands for: a caller in the same silo shares the access
+    /// info with the PACT (requests are not copied inside a silo) and may change it meanwhile.
     /// </summary>
     public Scheduling.ActorSchedule[] Schedules { get; } = schedules;
 

@@ -124,12 +124,21 @@ internal sealed partial class PactService
             {
                 var tid = token.NextTid++;
                 var pact = pacts[i];
-                tickets[i] = new PactTicket(tid, bid) { Outcome = outcome.Task, Schedules = pact.Schedules };
+                _testHooks.BeforePactOrdered?.Invoke(pact.AccessInfo);
+                var schedules = pact.Schedules;
                 var declared = 0;
                 foreach (var (actor, accesses) in pact.AccessInfo.Accesses)
                 {
-                    subBatches.Add(actor, new Scheduling.PactAccess(tid, accesses, pact.AccessInfo.KeysOf(actor)), pact.Schedules[declared++]);
+                    // The submitter's lookups, in this same order, unless the declaration changed since it was submitted (a
+                    // caller in this silo shares the ActorAccessInfo object with the PACT, and could change it while the
+                    // PACT waits): then its schedules are looked up here and when it finishes, as the declaration says now.
+                    var schedule = schedules is not null && declared < schedules.Length && schedules[declared].Actor == actor ? schedules[declared] : null;
+                    schedules = schedule is null ? null : schedules;
+                    declared++;
+                    subBatches.Add(actor, new Scheduling.PactAccess(tid, accesses, pact.AccessInfo.KeysOf(actor)), schedule);
                 }
+
+                tickets[i] = new PactTicket(tid, bid) { Outcome = outcome.Task, Schedules = declared == schedules?.Length ? schedules : null };
             }
 
             lock (_gate)

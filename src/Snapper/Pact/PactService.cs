@@ -396,9 +396,20 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
         }
 
         var clean = true;
-        foreach (var schedule in ticket.Schedules!) // every local ticket has them (Emit)
+        if (ticket.Schedules is { } schedules)
         {
-            clean &= schedule.Finish(ticket.Tid);
+            foreach (var schedule in schedules)
+            {
+                clean &= schedule.Finish(ticket.Tid);
+            }
+        }
+        else
+        {
+            // Its declaration changed after it was submitted (see Emit).
+            foreach (var actor in accessInfo.Accesses.Keys)
+            {
+                clean &= ScheduleOf(actor).Finish(ticket.Tid);
+            }
         }
 
         return new ValueTask<bool>(clean);

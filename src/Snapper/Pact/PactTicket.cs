@@ -17,7 +17,7 @@ internal readonly record struct PactTicket(long Tid, long Bid)
 
     /// <summary>
     /// For a local PACT, the schedules of the actors it declares (see <see cref="PendingPact.Schedules"/>), so that finishing
-    /// it does not look each one up again; null for a global one.
+    /// it does not look each one up again; null for a global one, or for one whose declaration changed after it was submitted.
     /// </summary>
     public Scheduling.ActorSchedule[]? Schedules { get; init; }
 }
