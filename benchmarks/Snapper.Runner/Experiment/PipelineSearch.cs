@@ -5,13 +5,20 @@ namespace Snapper.Runner.Experiment;
 
 /// <summary>
 /// <c>--pipeline MODE=auto</c>: the number of transactions in flight that gives a mode its highest committed throughput
-/// at a workload point, found by short probes before the measured run. Probes double the pipeline from 1 and stop once
-/// two probes in a row fail to beat the best by <see cref="MinGain"/>, once p99 latency passes <see cref="P99Bound"/>
-/// (more in flight past that point only queues), or at <see cref="Largest"/>. A probe of a second moves by 10-40 % on
-/// this machine, so the two best pipelines are probed once more. The run then takes the smallest pipeline probed whose
-/// throughput is within <see cref="NearBest"/> of the best mean: past the knee more in flight adds queueing, not
-/// throughput (each PACT waits behind more batches), so a pipeline a few percent below the best can have a fraction of
-/// its p99. With fsync logging the best pipeline of SmallBank PACTs and ACTs differs tenfold (PACT 512, ACT 4-64), so a fixed
+/// at a workload point, found by short probes before the measured run.
+/// <list type="number">
+/// <item>Climb: probes double the pipeline from 1 and stop once <see cref="MissesToStop"/> probes in a row fail to beat
+/// the best by <see cref="MinGain"/>, once p99 latency passes <see cref="P99Bound"/> (more in flight past that point only queues), or
+/// at <see cref="Largest"/>.</item>
+/// <item>Confirm: a probe of a second moves by 10-40 % on this machine, so one probe per pipeline cannot rank pipelines
+/// a few tens of percent apart. The <see cref="Finalists"/> best of the climb are probed <see cref="ConfirmRounds"/> more
+/// times each, in turns (a slow stretch of the machine then lands on every finalist alike), and each is judged by the
+/// median of its probes.</item>
+/// <item>Choose: the smallest finalist whose median is within <see cref="NearBest"/> of the highest median. Past the
+/// knee more in flight adds queueing, not throughput (each PACT waits behind more batches), so a pipeline a few percent
+/// below the best can have a fraction of its p99.</item>
+/// </list>
+/// With fsync logging the best pipeline of SmallBank PACTs and ACTs differs tenfold (PACT 512, ACT 4-64), so a fixed
 /// default misjudges one mode or the other.
 /// </summary>
 public sealed class PipelineSearch(ExperimentRunner probeRunner)
@@ -26,12 +33,26 @@ public sealed class PipelineSearch(ExperimentRunner probeRunner)
     public const double MinGain = 0.05;
 
     /// <summary>
-    /// How far below the best probed throughput a smaller pipeline may be and still be chosen: about the spread of two
-    /// probes of the same pipeline here, so the choice among pipelines the probes cannot tell apart goes to the shortest queue.
+    /// Probes in a row without <see cref="MinGain"/> that end the climb. Three, not two: with one-second probes two misses
+    /// in a row happen by noise alone, and ended PACT's climb with fsync at 64 in flight where 128-512 run faster.
     /// </summary>
-    public const double NearBest = 0.10;
+    public const int MissesToStop = 3;
 
-    /// <summary>A p99 above this ends the search: the pipeline is past the point where more in flight helps.</summary>
+    /// <summary>How many of the climb's best pipelines are probed again.</summary>
+    public const int Finalists = 3;
+
+    /// <summary>How many more probes each finalist gets, so that each is judged by the median of three.</summary>
+    public const int ConfirmRounds = 2;
+
+    /// <summary>
+    /// How far below the highest median a smaller finalist may be and still be chosen. With one probe per pipeline this
+    /// was 10 %, the spread of two probes of one pipeline, and it chose the smaller pipeline whenever the probes could not
+    /// tell them apart: with fsync it put Hybrid at 32 in flight where it runs 0.80 of PACT, against 0.95-1.00 at 64-256.
+    /// A median of three interleaved probes moves less, so the margin is half that.
+    /// </summary>
+    public const double NearBest = 0.05;
+
+    /// <summary>A p99 above this ends the climb: the pipeline is past the point where more in flight helps.</summary>
     public static readonly TimeSpan P99Bound = TimeSpan.FromMilliseconds(250);
 
     /// <summary>Probe length: one warm-up epoch and one measured, each a fraction of the run's epochs.</summary>
@@ -65,7 +86,7 @@ public sealed class PipelineSearch(ExperimentRunner probeRunner)
                 best = (pipeline, probe.CommittedPerSecond);
                 misses = 0;
             }
-            else if (++misses == 2)
+            else if (++misses == MissesToStop)
             {
                 break;
             }
@@ -76,24 +97,29 @@ public sealed class PipelineSearch(ExperimentRunner probeRunner)
             }
         }
 
-        // The two best once more: one noisy probe should not decide.
-        var finalists = measured.OrderByDescending(m => m.Value[0]).Take(2).Select(m => m.Key).ToArray();
-        foreach (var pipeline in finalists)
+        var finalists = measured.OrderByDescending(m => m.Value[0]).Take(Finalists).Select(m => m.Key).Order().ToArray();
+        for (var round = 0; round < ConfirmRounds; round++)
         {
-            await Probe(pipeline);
+            foreach (var pipeline in finalists)
+            {
+                await Probe(pipeline);
+            }
         }
 
-        var chosen = Choose(measured.ToDictionary(m => m.Key, m => m.Value.Average()));
-        var highest = measured.MaxBy(m => m.Value.Average()).Key;
-        progress.Report($"  pipeline search for {mode}: {string.Join(", ", probes)} -> {chosen.ToString(CultureInfo.InvariantCulture)}" +
+        var medians = finalists.ToDictionary(p => p, p => Repetitions.MedianOf(measured[p]));
+        var chosen = Choose(medians);
+        var highest = medians.MaxBy(m => m.Value).Key;
+        progress.Report($"  pipeline search for {mode}: {string.Join(", ", probes)}; medians " +
+            string.Join(", ", medians.Select(m => $"{m.Key.ToString(CultureInfo.InvariantCulture)}: {m.Value:N0}/s")) +
+            $" -> {chosen.ToString(CultureInfo.InvariantCulture)}" +
             (chosen == highest ? "" : $" (highest {highest.ToString(CultureInfo.InvariantCulture)}; {chosen.ToString(CultureInfo.InvariantCulture)} is within {NearBest:P0} of it)"));
         return chosen;
     }
 
-    /// <summary>The smallest pipeline whose mean committed rate is within <see cref="NearBest"/> of the highest mean.</summary>
-    public static int Choose(IReadOnlyDictionary<int, double> meanPerSecond)
+    /// <summary>The smallest pipeline whose median committed rate is within <see cref="NearBest"/> of the highest median.</summary>
+    public static int Choose(IReadOnlyDictionary<int, double> medianPerSecond)
     {
-        var best = meanPerSecond.Values.Max();
-        return meanPerSecond.Where(m => m.Value >= best * (1 - NearBest)).Min(m => m.Key);
+        var best = medianPerSecond.Values.Max();
+        return medianPerSecond.Where(m => m.Value >= best * (1 - NearBest)).Min(m => m.Key);
     }
 }
