@@ -34,7 +34,8 @@ public sealed class PipelineSearch(ExperimentRunner probeRunner)
 
     /// <summary>
     /// Probes in a row without <see cref="MinGain"/> that end the climb. Three, not two: with one-second probes two misses
-    /// in a row happen by noise alone, and ended PACT's climb with fsync at 64 in flight where 128-512 run faster.
+    /// in a row happen by noise alone. Two ended PACT's climb with fsync at Zipf 1.5 at 64 in flight, where PACTs gain
+    /// from larger batches up to 128-512.
     /// </summary>
     public const int MissesToStop = 3;
 
@@ -47,8 +48,9 @@ public sealed class PipelineSearch(ExperimentRunner probeRunner)
     /// <summary>
     /// How far below the highest median a smaller finalist may be and still be chosen. With one probe per pipeline this
     /// was 10 %, the spread of two probes of one pipeline, and it chose the smaller pipeline whenever the probes could not
-    /// tell them apart: with fsync it put Hybrid at 32 in flight where it runs 0.80 of PACT, against 0.95-1.00 at 64-256.
-    /// A median of three interleaved probes moves less, so the margin is half that.
+    /// tell them apart: with fsync at Zipf 0.9 it put Hybrid at 32 in flight, where Hybrid ran 0.65 of PACT, though at
+    /// 64-256 it ran 0.95-1.00 of PACT on the same day. A median of three interleaved probes moves less, so the margin is
+    /// half that.
     /// </summary>
     public const double NearBest = 0.05;
 
