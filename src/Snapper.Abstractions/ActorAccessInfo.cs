@@ -87,6 +87,16 @@ public sealed class ActorAccessInfo
     /// <summary>The keys declared for <paramref name="actor"/>; null if it is declared whole.</summary>
     public IReadOnlySet<object>? KeysOf(GrainId actor) => Keys?.GetValueOrDefault(actor);
 
+    /// <summary>
+    /// A copy that later changes to this declaration do not reach: a PACT that leaves its silo to be ordered is ordered,
+    /// delivered and finished by the declaration as it read when it was submitted.
+    /// </summary>
+    internal ActorAccessInfo Snapshot() => new(0)
+    {
+        Accesses = new Dictionary<GrainId, int>(Accesses),
+        Keys = Keys?.ToDictionary(entry => entry.Key, entry => new HashSet<object>(entry.Value)),
+    };
+
     /// <summary>One access to each actor; an actor named twice is declared twice.</summary>
     public static ActorAccessInfo Of(params IAddressable[] actors)
     {

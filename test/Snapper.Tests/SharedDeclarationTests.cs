@@ -21,6 +21,8 @@ public sealed class SharedDeclarationTests : IAsyncLifetime
 
     private IBankAccount Account(long id) => _cluster.Client.GetGrain<IBankAccount>(id);
 
+    private IProbe Probe(long id) => _cluster.Client.GetGrain<IProbe>(id);
+
     [Fact]
     public async Task A_pact_whose_declaration_grows_before_it_is_ordered_commits_and_releases_the_actor_it_never_called()
     {
@@ -61,6 +63,50 @@ public sealed class SharedDeclarationTests : IAsyncLifetime
                 await Account(a).StartTxn(Account(a).Balance, 0, ActorAccessInfo.Of(Account(a))),
                 await Account(b).StartTxn(Account(b).Balance, 0, ActorAccessInfo.Of(Account(b))),
                 await Account(late).StartTxn(Account(late).Balance, 0, ActorAccessInfo.Of(Account(late))),
+            });
+    }
+
+    [Fact]
+    public async Task A_pact_whose_declaration_changes_again_while_it_runs_releases_every_actor_it_was_ordered_with()
+    {
+        var (a, dropped, added) = (ClusterFixture.NewId(), ClusterFixture.NewId(), ClusterFixture.NewId());
+        var root = Probe(a).GetGrainId();
+        var gate = $"declaration-changed-twice-{a}";
+        ActorAccessInfo? shared = null;
+        _hooks.BeforePactOrdered = info =>
+        {
+            // Before it is ordered, the caller adds an actor; the PACT is ordered with a, `dropped` and `added`.
+            if (info.Accesses.ContainsKey(root) && Interlocked.CompareExchange(ref shared, info, null) is null)
+            {
+                info.Add(Probe(added));
+            }
+        };
+        try
+        {
+            var running = Probe(a).StartTxn(Probe(a).Hold, new Hold(gate, AccessMode.ReadWrite), ActorAccessInfo.Of(Probe(a), Probe(dropped)));
+            await Gates.WhenReached(gate);
+
+            // While its method runs, the caller takes out `dropped`, which got a sub-batch and which the PACT never calls.
+            Assert.True(shared!.Accesses.Remove(Probe(dropped).GetGrainId()));
+            Gates.Release(gate);
+            await running;
+        }
+        finally
+        {
+            _hooks.BeforePactOrdered = null;
+            Gates.Release(gate);
+        }
+
+        // Every actor it was ordered with was released when its first method returned, so its batch committed (above)
+        // and the next PACT on each of them is not held behind it (finished by the declaration as it read at the end,
+        // `dropped` would stay held until ExecutionTimeout aborted the batch).
+        Assert.Equal(
+            new[] { 1, 0, 0 },
+            new[]
+            {
+                await Probe(a).StartTxn(Probe(a).Read, 0, ActorAccessInfo.Of(Probe(a))),
+                await Probe(dropped).StartTxn(Probe(dropped).Read, 0, ActorAccessInfo.Of(Probe(dropped))),
+                await Probe(added).StartTxn(Probe(added).Read, 0, ActorAccessInfo.Of(Probe(added))),
             });
     }
 }

@@ -100,8 +100,9 @@ internal sealed class SnapperTestHooks
     public Func<GrainId, long, Task?>? ActAdmitted { get; set; }
 
     /// <summary>
-    /// Called by the token holder with a submitted PACT's declaration just before it orders that PACT: a test changes the
-    /// declaration there, as a caller in the same silo, which shares the object with the PACT, could at that moment.
+    /// Called with a submitted PACT's declaration just before it is ordered (by the token holder for a local PACT, by the
+    /// submitter before it sends a global one to the master): a test changes the declaration there, or keeps it to change
+    /// it later, as a caller in the same silo, which shares the object with the PACT, could.
     /// </summary>
     public Action<ActorAccessInfo>? BeforePactOrdered { get; set; }
 }

@@ -15,7 +15,7 @@ internal interface IPactOrdering
     Task<SnapperException?> OutcomeAsync(PactTicket ticket);
 
     /// <summary>The PACT's first method returned: releases unused declared accesses; false if a method of it still runs somewhere.</summary>
-    ValueTask<bool> FinishAsync(PactTicket ticket, ActorAccessInfo accessInfo);
+    ValueTask<bool> FinishAsync(PactTicket ticket);
 
     /// <summary>
     /// Completes when the global batch of a call's PACT is merged into this worker's order (the call may have outrun it);

@@ -67,6 +67,9 @@ internal sealed partial class PactService
     /// <summary>A PACT spanning workers: ordered by the master, then merged here; the ticket holds its global tid and local bid.</summary>
     private async Task<PactTicket> SubmitGlobalAsync(GrainId root, ActorAccessInfo accessInfo)
     {
+        // The master orders the copy, and the PACT is finished by it: the caller may change its own object meanwhile.
+        _testHooks.BeforePactOrdered?.Invoke(accessInfo);
+        accessInfo = accessInfo.Snapshot();
         GlobalTicket global;
         try
         {
@@ -88,7 +91,7 @@ internal sealed partial class PactService
             workers |= 1L << _placement.WorkerOf(actor);
         }
 
-        return new PactTicket(global.Gtid, bid) { Gbid = global.Gbid, Workers = workers };
+        return new PactTicket(global.Gtid, bid) { Gbid = global.Gbid, Workers = workers, GlobalDeclaration = accessInfo };
     }
 
     /// <summary>

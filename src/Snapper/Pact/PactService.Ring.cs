@@ -125,20 +125,14 @@ internal sealed partial class PactService
                 var tid = token.NextTid++;
                 var pact = pacts[i];
                 _testHooks.BeforePactOrdered?.Invoke(pact.AccessInfo);
-                var schedules = pact.Schedules;
+                var emitted = EmittedSchedules(pact);
                 var declared = 0;
                 foreach (var (actor, accesses) in pact.AccessInfo.Accesses)
                 {
-                    // The submitter's lookups, in this same order, unless the declaration changed since it was submitted (a
-                    // caller in this silo shares the ActorAccessInfo object with the PACT, and could change it while the
-                    // PACT waits): then its schedules are looked up here and when it finishes, as the declaration says now.
-                    var schedule = schedules is not null && declared < schedules.Length && schedules[declared].Actor == actor ? schedules[declared] : null;
-                    schedules = schedule is null ? null : schedules;
-                    declared++;
-                    subBatches.Add(actor, new Scheduling.PactAccess(tid, accesses, pact.AccessInfo.KeysOf(actor)), schedule);
+                    subBatches.Add(actor, new Scheduling.PactAccess(tid, accesses, pact.AccessInfo.KeysOf(actor)), emitted[declared++]);
                 }
 
-                tickets[i] = new PactTicket(tid, bid) { Outcome = outcome.Task, Schedules = declared == schedules?.Length ? schedules : null };
+                tickets[i] = new PactTicket(tid, bid) { Outcome = outcome.Task, Schedules = emitted };
             }
 
             lock (_gate)
@@ -175,6 +169,42 @@ internal sealed partial class PactService
                 Abort(tickets[i], new TransactionAbortedException(tickets[i].Tid, AbortReason.OrderingFailed, "it was withdrawn while being ordered."));
             }
         }
+    }
+
+    /// <summary>
+    /// The schedules of the actors <paramref name="pact"/> declares as it is emitted, in declaration order: the ones its
+    /// submitter looked up, unless the declaration changed since (a caller in this silo shares its ActorAccessInfo with
+    /// the PACT and could change it while the PACT waits), in which case they are looked up here.
+    /// </summary>
+    /// <remarks>
+    /// The ticket keeps this array, and the PACT is finished by it, not by the declaration as it reads when its first
+    /// method returns: whatever the caller does to the object after emission, every actor that got a sub-batch is
+    /// released, and none that did not. The common case returns the submitter's array and allocates nothing.
+    /// </remarks>
+    private Scheduling.ActorSchedule[] EmittedSchedules(PendingPact pact)
+    {
+        var submitted = pact.Schedules;
+        var accesses = pact.AccessInfo.Accesses;
+        var emitted = submitted.Length == accesses.Count ? submitted : new Scheduling.ActorSchedule[accesses.Count];
+        var declared = 0;
+        foreach (var actor in accesses.Keys)
+        {
+            var fits = declared < submitted.Length && submitted[declared].Actor == actor;
+            if (!fits && ReferenceEquals(emitted, submitted))
+            {
+                emitted = new Scheduling.ActorSchedule[accesses.Count];
+                Array.Copy(submitted, emitted, declared);
+            }
+
+            if (!ReferenceEquals(emitted, submitted))
+            {
+                emitted[declared] = fits ? submitted[declared] : ScheduleOf(actor);
+            }
+
+            declared++;
+        }
+
+        return emitted;
     }
 
     /// <summary>Whether a drained PACT must go back to its submitter to be routed again (see <see cref="MigrationReroute"/>).</summary>

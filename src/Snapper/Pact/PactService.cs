@@ -388,28 +388,21 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     /// The PACT's first method returned: releases the accesses it declared but did not make. Returns false if a
     /// method of it is still running somewhere (a call that was not awaited).
     /// </summary>
-    public ValueTask<bool> FinishAsync(PactTicket ticket, ActorAccessInfo accessInfo)
+    /// <remarks>
+    /// By what the PACT was ordered with, never by the declaration as it reads now: a caller in this silo shares its
+    /// ActorAccessInfo with the PACT (requests are not copied inside a silo) and may have changed it since.
+    /// </remarks>
+    public ValueTask<bool> FinishAsync(PactTicket ticket)
     {
         if (ticket.Gbid >= 0)
         {
-            return new ValueTask<bool>(FinishGlobalAsync(ticket.Tid, ticket.Gbid, accessInfo));
+            return new ValueTask<bool>(FinishGlobalAsync(ticket.Tid, ticket.Gbid, ticket.GlobalDeclaration!));
         }
 
         var clean = true;
-        if (ticket.Schedules is { } schedules)
+        foreach (var schedule in ticket.Schedules!)
         {
-            foreach (var schedule in schedules)
-            {
-                clean &= schedule.Finish(ticket.Tid);
-            }
-        }
-        else
-        {
-            // Its declaration changed after it was submitted (see Emit).
-            foreach (var actor in accessInfo.Accesses.Keys)
-            {
-                clean &= ScheduleOf(actor).Finish(ticket.Tid);
-            }
+            clean &= schedule.Finish(ticket.Tid);
         }
 
         return new ValueTask<bool>(clean);

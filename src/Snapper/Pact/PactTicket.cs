@@ -16,8 +16,11 @@ internal readonly record struct PactTicket(long Tid, long Bid)
     public Task<SnapperException?>? Outcome { get; init; }
 
     /// <summary>
-    /// For a local PACT, the schedules of the actors it declares (see <see cref="PendingPact.Schedules"/>), so that finishing
-    /// it does not look each one up again; null for a global one, or for one whose declaration changed after it was submitted.
+    /// For a local PACT, the schedules of the actors it declared when it was emitted, in declaration order: it is finished
+    /// by them, without looking each one up again, whatever its caller did to the declaration since. Null for a global one.
     /// </summary>
     public Scheduling.ActorSchedule[]? Schedules { get; init; }
+
+    /// <summary>For a global PACT, the copy of its declaration the master ordered; it is finished by it.</summary>
+    public ActorAccessInfo? GlobalDeclaration { get; init; }
 }

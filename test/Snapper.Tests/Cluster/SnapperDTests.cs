@@ -266,6 +266,42 @@ public sealed class SnapperDTests(SnapperDFixture fixture, ITestOutputHelper out
     }
 
     [Fact]
+    public async Task A_global_pact_is_finished_by_the_declaration_it_was_ordered_with_whatever_its_caller_does_to_it_later()
+    {
+        var (root, remote) = (fixture.OnWorker<IProbe>(0, 1)[0], fixture.OnWorker<IProbe>(1, 1)[0]);
+        var (rootId, bound) = (Probe(root).GetGrainId(), TimeSpan.FromSeconds(20));
+        var gate = $"global-declaration-changed-{root}";
+        ActorAccessInfo? shared = null;
+        try
+        {
+            // The object the PACT's root holds, as a caller in the same silo would share it.
+            fixture.Hooks.BeforePactOrdered = info =>
+            {
+                if (info.Accesses.ContainsKey(rootId))
+                {
+                    Interlocked.CompareExchange(ref shared, info, null);
+                }
+            };
+            var running = Probe(root).StartTxn(Probe(root).Hold, new Hold(gate, AccessMode.ReadWrite), ActorAccessInfo.Of(Probe(root), Probe(remote)));
+            await Gates.WhenReached(gate);
+
+            // While its method runs, the caller takes out the actor on worker 1, which the PACT never calls: worker 1's
+            // part must still be finished, or the global batch could not complete there.
+            Assert.True(shared!.Accesses.Remove(Probe(remote).GetGrainId()));
+            Gates.Release(gate);
+            await running.WaitAsync(bound);
+        }
+        finally
+        {
+            fixture.Hooks.BeforePactOrdered = null;
+            Gates.Release(gate);
+        }
+
+        Assert.Equal(0, await Probe(remote).StartTxn(Probe(remote).Read, 0, ActorAccessInfo.Of(Probe(remote))).WaitAsync(bound));
+        Assert.Equal(1, await Probe(root).StartTxn(Probe(root).Read, 0, ActorAccessInfo.Of(Probe(root))).WaitAsync(bound));
+    }
+
+    [Fact]
     public async Task A_global_pact_calling_an_undeclared_actor_on_an_undeclared_worker_aborts_at_once()
     {
         var a = fixture.OnWorker(0, 2);
