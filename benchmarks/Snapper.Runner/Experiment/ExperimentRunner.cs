@@ -48,6 +48,7 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
 
         var measuredTime = TimeSpan.Zero;
         using var batches = new PactBatchStats();
+        using var hybridWaits = new HybridWaitStats();
         using var log = new LogStats();
         UsageProbe.Mark? usageStart = null;
         ProcessCost.Mark? costStart = null;
@@ -56,6 +57,7 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
             if (e == settings.WarmupEpochs)
             {
                 batches.Record();
+                hybridWaits.Record();
                 log.Record();
                 usageStart = usage?.Start();
                 costStart = embedded ? ProcessCost.Mark.Take() : null;
@@ -89,6 +91,11 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
         if (batches.Summary() is { } batchSummary)
         {
             progress.Report($"{label} | {batchSummary}");
+        }
+
+        if (hybridWaits.Summary() is { } waitSummary)
+        {
+            progress.Report($"{label} | {waitSummary}");
         }
 
         var drained = Task.WhenAll(loops);

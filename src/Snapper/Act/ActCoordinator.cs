@@ -245,6 +245,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
 
         // Whoever waits for this ACT's locks would now wait for batches that may wait for it: they give way.
         core.HolderWaitsForBatches(txn);
+        var waitingSince = Runtime.Metrics.ActWaitsForCommits();
         try
         {
             var committed = await Task.WhenAll(waits).WaitAsync(Runtime.Options.ExecutionTimeout);
@@ -260,6 +261,10 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
         {
             return new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed,
                 $"another worker could not say whether the PACT batches whose writes it read committed: {exception.Message}", exception);
+        }
+        finally
+        {
+            Runtime.Metrics.ActWaitedForCommits(waitingSince);
         }
     }
 

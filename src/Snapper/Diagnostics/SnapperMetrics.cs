@@ -5,7 +5,8 @@ namespace Snapper.Diagnostics;
 /// <summary>
 /// Snapper's counters, on the meter "Snapper" (visible to dotnet-counters and OpenTelemetry):
 /// committed and aborted transactions (by mode and reason), the 2PC messages sent, and for PACTs the batch
-/// sizes and how long batches take from emission to commit; and, as gauges named <c>snapper.entries.*</c>, the sizes
+/// sizes and how long batches take from emission to commit; for hybrid execution, how long batches and ACTs wait for each
+/// other; and, as gauges named <c>snapper.entries.*</c>, the sizes
 /// of every map the silo keeps for as long as it runs, so that a soak run (or an operator) sees they stay flat.
 /// </summary>
 internal sealed class SnapperMetrics
@@ -23,6 +24,11 @@ internal sealed class SnapperMetrics
     private readonly Counter<long> _logFlushes;
     private readonly Histogram<double> _recoveryDuration;
     private readonly Histogram<double> _checkpointDuration;
+    private readonly Histogram<double> _batchWaitForActs;
+    private readonly Histogram<double> _actWaitForBatches;
+    private readonly Histogram<double> _actWaitForCommits;
+    private readonly UpDownCounter<long> _actsWaitingForBatches;
+    private readonly UpDownCounter<long> _actsWaitingForCommits;
     private readonly Meter _meter;
 
     public SnapperMetrics(IMeterFactory? meterFactory = null)
@@ -39,6 +45,16 @@ internal sealed class SnapperMetrics
         _recoveryDuration = meter.CreateHistogram<double>("snapper.log.recovery.duration", unit: "ms", description: "Time recovery took to read the checkpoint and the log at silo start.");
         _checkpointDuration = meter.CreateHistogram<double>("snapper.log.checkpoint.duration", unit: "ms", description: "Time a checkpoint of the write-ahead log took.");
         _batchCommitLag = meter.CreateHistogram<double>("snapper.pact.batch.commit_lag", unit: "ms", description: "Time from a batch's emission to its commit.");
+        _batchWaitForActs = meter.CreateHistogram<double>("snapper.hybrid.batch.wait_for_acts", unit: "ms",
+            description: "Time a sub-batch, free to start on its actor otherwise, waited for the ACTs placed before it there to end.");
+        _actWaitForBatches = meter.CreateHistogram<double>("snapper.hybrid.act.wait_for_batches", unit: "ms",
+            description: "Time an ACT waited to enter an actor until the batch it was placed after had completed there.");
+        _actWaitForCommits = meter.CreateHistogram<double>("snapper.hybrid.act.wait_for_commits", unit: "ms",
+            description: "Time an ACT, voted and checked, waited with its locks held for the batches it read from to commit (the commit rule).");
+        _actsWaitingForBatches = meter.CreateUpDownCounter<long>("snapper.hybrid.act.waiting_for_batches", unit: "{transaction}",
+            description: "ACTs waiting now to enter an actor behind a batch.");
+        _actsWaitingForCommits = meter.CreateUpDownCounter<long>("snapper.hybrid.act.waiting_for_commits", unit: "{transaction}",
+            description: "ACTs waiting now, locks held, for the batches they read from to commit.");
     }
 
     /// <summary>This silo's meter, so that a listener can tell its instruments from another silo's in the same process.</summary>
@@ -73,4 +89,38 @@ internal sealed class SnapperMetrics
     public void BatchEmitted(int pacts) => _batchSize.Record(pacts);
 
     public void BatchCommitted(TimeSpan lag) => _batchCommitLag.Record(lag.TotalMilliseconds);
+
+    /// <summary>A sub-batch started after waiting for ACTs since <paramref name="since"/> (<see cref="System.Diagnostics.Stopwatch"/> ticks).</summary>
+    public void BatchWaitedForActs(long since) => _batchWaitForActs.Record(System.Diagnostics.Stopwatch.GetElapsedTime(since).TotalMilliseconds);
+
+    /// <summary>An ACT starts waiting to enter an actor behind a batch; returns when (pass it to <see cref="ActWaitedForBatches"/>).</summary>
+    public long ActWaitsForBatches()
+    {
+        _actsWaitingForBatches.Add(1);
+        return System.Diagnostics.Stopwatch.GetTimestamp();
+    }
+
+    /// <summary>The wait that began at <paramref name="since"/> ended; <paramref name="entered"/>: the ACT got in (else it gave way).</summary>
+    public void ActWaitedForBatches(long since, bool entered)
+    {
+        _actsWaitingForBatches.Add(-1);
+        if (entered)
+        {
+            _actWaitForBatches.Record(System.Diagnostics.Stopwatch.GetElapsedTime(since).TotalMilliseconds);
+        }
+    }
+
+    /// <summary>An ACT starts waiting for the batches it read from to commit; returns when (pass it to <see cref="ActWaitedForCommits"/>).</summary>
+    public long ActWaitsForCommits()
+    {
+        _actsWaitingForCommits.Add(1);
+        return System.Diagnostics.Stopwatch.GetTimestamp();
+    }
+
+    /// <summary>The wait that began at <paramref name="since"/> ended, whatever the batches' outcome.</summary>
+    public void ActWaitedForCommits(long since)
+    {
+        _actsWaitingForCommits.Add(-1);
+        _actWaitForCommits.Record(System.Diagnostics.Stopwatch.GetElapsedTime(since).TotalMilliseconds);
+    }
 }

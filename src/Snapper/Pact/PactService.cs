@@ -154,7 +154,7 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     public long ResolvedBid => Volatile.Read(ref _resolvedBid);
 
     public ActorSchedule ScheduleOf(GrainId actor) =>
-        _schedules.GetOrAdd(actor, static (id, service) => new ActorSchedule(id, service, service, service._hybrid, service._testHooks), this);
+        _schedules.GetOrAdd(actor, static (id, service) => new ActorSchedule(id, service, service, service._hybrid, service._testHooks, service._metrics), this);
 
     /// <summary>
     /// Submits a PACT to the coordinator its first actor hashes to; completes when the PACT has a tid and its batch was

@@ -41,7 +41,7 @@ namespace Snapper.Scheduling;
 /// </list>
 /// </remarks>
 internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBatchCompletionSink completions, HybridScheduling hybrid,
-    SnapperTestHooks? hooks = null)
+    SnapperTestHooks? hooks = null, Diagnostics.SnapperMetrics? metrics = null)
 {
     /// <summary>
     /// The last batch the PACT ring emitted to this actor (the prev_bid of the next one it emits here), -1 before the
@@ -533,6 +533,7 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
             return;
         }
 
+        var waitingSince = metrics?.ActWaitsForBatches() ?? 0;
         try
         {
             await entry.Admitted!.Task.WaitAsync(timeout);
@@ -554,11 +555,13 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
             Report(completed);
             if (!entry.Inside)
             {
+                metrics?.ActWaitedForBatches(waitingSince, entered: false);
                 throw new TransactionAbortedException(tid, AbortReason.HybridDeadlock,
                     $"the PACT batches scheduled before it on actor {actor} did not {(hybrid == HybridScheduling.SerializabilityCheck ? "complete" : "commit")} within {timeout}.");
             }
         }
 
+        metrics?.ActWaitedForBatches(waitingSince, entered: true);
         await HeldByTestAsync(tid);
     }
 
@@ -749,9 +752,21 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         }
 
         var keyed = _versions is { PipelinesKeys: true } && next.Tids.All(tid => _pacts[tid].Keys is not null);
-        if ((!keyed && _started.Count > 0) || WaitsForActs(next))
+        if (!keyed && _started.Count > 0)
         {
-            return false; // an exclusive one waits for every earlier one; any waits for the ACTs placed before it here
+            return false; // an exclusive one waits for every earlier one
+        }
+
+        if (WaitsForActs(next))
+        {
+            // Any waits for the ACTs placed before it here; how long is measured from the first time only they held it.
+            next.HeldByActsSince = next.HeldByActsSince == 0 ? System.Diagnostics.Stopwatch.GetTimestamp() : next.HeldByActsSince;
+            return false;
+        }
+
+        if (next.HeldByActsSince != 0)
+        {
+            metrics?.BatchWaitedForActs(next.HeldByActsSince);
         }
 
         next.Started = true;
@@ -865,6 +880,9 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
         public int Index { get; set; }
 
         public bool Started { get; set; }
+
+        /// <summary>When it was first free to start but for ACTs placed before it (<see cref="System.Diagnostics.Stopwatch"/> ticks; 0: never).</summary>
+        public long HeldByActsSince { get; set; }
 
         /// <summary>Its PACTs that have not finished here.</summary>
         public int Unfinished { get; set; } = tids.Length;
