@@ -14,6 +14,14 @@ public class SnapperDFixture : IAsyncLifetime
 {
     public const int Workers = 2;
 
+    /// <summary>
+    /// How long the test client waits for a call's answer, instead of Orleans' 30 s. One StartTxn passes several of
+    /// Snapper's own bounds in a row (waiting out a migration, ordering, execution, 2PC, the log), each of which ends in
+    /// a typed abort; on a starved machine their sum can pass 30 s (a long random history with hot actors moving between
+    /// workers did, with four test processes on two cores). A test then fails by Snapper's bounds, not by the client's.
+    /// </summary>
+    public static readonly TimeSpan ClientResponseTimeout = TimeSpan.FromMinutes(3);
+
     public InProcessTestCluster Cluster { get; private set; } = null!;
 
     public IClusterClient Client => Cluster.Client;
@@ -21,12 +29,13 @@ public class SnapperDFixture : IAsyncLifetime
     public virtual async Task InitializeAsync()
     {
         Cluster = await ClusterFixture.StartAsync(Configure, Hooks, silos: 1 + Workers, configureBySiloName: (name, o) =>
-        {
-            var index = int.Parse(name[(name.LastIndexOf('_') + 1)..], System.Globalization.CultureInfo.InvariantCulture);
-            o.Workers = Workers;
-            o.Role = index == 0 ? SiloRole.Master : SiloRole.Worker;
-            o.WorkerIndex = Math.Max(0, index - 1);
-        });
+            {
+                var index = int.Parse(name[(name.LastIndexOf('_') + 1)..], System.Globalization.CultureInfo.InvariantCulture);
+                o.Workers = Workers;
+                o.Role = index == 0 ? SiloRole.Master : SiloRole.Worker;
+                o.WorkerIndex = Math.Max(0, index - 1);
+            },
+            configureClient: client => client.Configure<Orleans.Configuration.ClientMessagingOptions>(o => o.ResponseTimeout = ClientResponseTimeout));
 
         // Every silo must know the master and every worker (silo metadata travels with membership) before a test places actors.
         var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
