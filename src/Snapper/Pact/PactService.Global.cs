@@ -91,7 +91,7 @@ internal sealed partial class PactService
             workers |= 1L << _placement.WorkerOf(actor);
         }
 
-        return new PactTicket(global.Gtid, bid) { Gbid = global.Gbid, Workers = workers, GlobalDeclaration = accessInfo };
+        return new PactTicket(global.Gtid, bid) { Global = new GlobalPlace(global.Gbid, workers, accessInfo) };
     }
 
     /// <summary>

@@ -394,9 +394,9 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     /// </remarks>
     public ValueTask<bool> FinishAsync(PactTicket ticket)
     {
-        if (ticket.Gbid >= 0)
+        if (ticket.Global is { } global)
         {
-            return new ValueTask<bool>(FinishGlobalAsync(ticket.Tid, ticket.Gbid, ticket.GlobalDeclaration!));
+            return new ValueTask<bool>(FinishGlobalAsync(ticket.Tid, global.Gbid, global.Declaration));
         }
 
         var clean = true;

@@ -1,14 +1,12 @@
 namespace Snapper.Pact;
 
 /// <summary>What ordering gives a PACT: its tid and the batch it belongs to (bid = tid of the batch's first PACT).</summary>
+/// <remarks>
+/// Every PACT's ticket is copied into its submission's task and its first actor's state machine, so what only a global
+/// PACT needs lives in one object of its own (<see cref="Global"/>), not in fields every local ticket would carry.
+/// </remarks>
 internal readonly record struct PactTicket(long Tid, long Bid)
 {
-    /// <summary>For a global PACT, its global batch (else -1); <see cref="Bid"/> is then the local bid of its part on this worker.</summary>
-    public long Gbid { get; init; } = -1;
-
-    /// <summary>For a global PACT, the workers its declaration touches (bit k: worker k).</summary>
-    public long Workers { get; init; }
-
     /// <summary>
     /// The outcome of the ticket's batch, for a local PACT (null for a global one, whose part is found by its bid): its
     /// first actor awaits it without taking the ordering lock, which the token holder keeps while it emits a batch.
@@ -21,6 +19,18 @@ internal readonly record struct PactTicket(long Tid, long Bid)
     /// </summary>
     public Scheduling.ActorSchedule[]? Schedules { get; init; }
 
-    /// <summary>For a global PACT, the copy of its declaration the master ordered; it is finished by it.</summary>
-    public ActorAccessInfo? GlobalDeclaration { get; init; }
+    /// <summary>For a global PACT, what the master ordered (else null).</summary>
+    public GlobalPlace? Global { get; init; }
+
+    /// <summary>For a global PACT, its global batch (else -1); <see cref="Bid"/> is then the local bid of its part on this worker.</summary>
+    public long Gbid => Global?.Gbid ?? -1;
+
+    /// <summary>For a global PACT, the workers its declaration touches (bit k: worker k); else 0.</summary>
+    public long Workers => Global?.Workers ?? 0;
 }
+
+/// <summary>
+/// A global PACT's place in the master's order: its global batch, the workers it touches, and the copy of its declaration
+/// the master ordered, by which it is finished.
+/// </summary>
+internal sealed record GlobalPlace(long Gbid, long Workers, ActorAccessInfo Declaration);
