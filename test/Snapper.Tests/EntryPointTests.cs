@@ -48,8 +48,8 @@ public sealed class EntryPointTests(ClusterFixture fixture)
         var participant = Grains.GetGrain<IActParticipant>(Grains.GetGrain<IProbe>(ClusterFixture.NewId()).GetGrainId());
         var stamp = Forge(namesTheSilo);
 
-        await Assert.ThrowsAsync<SnapperEntryPointException>(() => participant.Prepare(stamp, 1, default, false));
-        await Assert.ThrowsAsync<SnapperEntryPointException>(() => participant.Commit(stamp, 1, default));
+        await Assert.ThrowsAsync<SnapperEntryPointException>(() => participant.Prepare(new ActPhaseRequest(stamp, 1, default)));
+        await Assert.ThrowsAsync<SnapperEntryPointException>(() => participant.Commit(new ActPhaseRequest(stamp, 1, default)));
         await Assert.ThrowsAsync<SnapperEntryPointException>(() => participant.Abort(stamp, 1));
         await Assert.ThrowsAsync<SnapperEntryPointException>(() => participant.Resolve(stamp, 1, participant.GetGrainId()));
     }

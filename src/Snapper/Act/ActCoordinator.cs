@@ -27,19 +27,28 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
     private ActParticipant<TState> Self => core.Participant;
 
     /// <summary>Commits the transaction. Returns null when committed, else why not (an abort, or in doubt).</summary>
+    /// <remarks>
+    /// Runs once per ACT, so it is written with arrays and loops rather than queries: one request object per phase,
+    /// shared by every participant (<see cref="ActPhaseRequest"/>), and no iterator or closure per participant.
+    /// </remarks>
     public async Task<SnapperException?> CommitAsync(ActorTransaction<TState> txn)
     {
-        txn.Participants.Remove(core.Self);
+        var participants = OtherParticipants(txn);
         txn.Phase = ActorTxnPhase.Preparing;
-        var participants = txn.Participants.ToArray();
         var votes = Array.Empty<PrepareResult>();
         if (participants.Length > 0)
         {
             try
             {
                 Runtime.Metrics.PreparesSent(participants.Length);
-                votes = await Task.WhenAll(participants.Select(p => Runtime.Participant(p).Prepare(Runtime.CallKeys.Own, txn.Tid, txn.MaxBefore, txn.ReadUncommitted)))
-                    .WaitAsync(Runtime.Options.PrepareTimeout);
+                var prepare = new ActPhaseRequest(Runtime.CallKeys.Own, txn.Tid, txn.MaxBefore, txn.ReadUncommitted);
+                var prepared = new Task<PrepareResult>[participants.Length];
+                for (var i = 0; i < participants.Length; i++)
+                {
+                    prepared[i] = Runtime.Participant(participants[i]).Prepare(prepare);
+                }
+
+                votes = await Task.WhenAll(prepared).WaitAsync(Runtime.Options.PrepareTimeout);
             }
             catch (Exception exception)
             {
@@ -69,13 +78,13 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
         // is durable (early lock release), and only its client waits for the disk. This is safe because whatever
         // reads the released state can only commit through a record appended later to the same ordered logger
         // (WriteAheadLog.AppendInOrderAsync), which a crash cannot keep while losing this one.
-        var writers = participants.Where((_, i) => votes[i].Vote == PrepareVote.Prepared).ToArray();
+        var (writers, writersOnOtherSilos) = CountWriters(votes);
         Task? durable = null;
-        if (Runtime.Log.Enabled && (txn.Wrote || writers.Length > 0))
+        if (Runtime.Log.Enabled && (txn.Wrote || writers > 0))
         {
             try
             {
-                durable = txn.CommitLogging = LogCommit(txn, participants, votes, awaitingAcks: writers.Length > 0);
+                durable = txn.CommitLogging = LogCommit(txn, participants, votes, awaitingAcks: writers > 0);
             }
             catch (Exception exception)
             {
@@ -92,23 +101,18 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
         }
 
         Self.End(txn, TxnOutcome.Committed);
-        if (writers.Length > 0)
+        if (writers > 0)
         {
             Self.RememberOutcome(txn.Tid, TxnOutcome.Committed);
-            Runtime.Metrics.CommitsSent(writers.Length);
+            Runtime.Metrics.CommitsSent(writers);
 
             // Participants on another silo hear "commit" only once the decision is durable: what they install is read
             // by transactions that commit through their own silo's log, which the order of this silo's log does not cover.
-            var onOtherSilos = participants.Where((_, i) => votes[i] is { Vote: PrepareVote.Prepared, LoggedOnOwnSilo: true }).ToArray();
-            var commits = new List<(GrainId Participant, Task Sent)>(writers.Length);
-            Task Send(GrainId participant) => Runtime.TestHooks.WithholdActCommit?.Invoke(participant) == true
-                ? Task.FromException(new TimeoutException("withheld by a test"))
-                : Runtime.TestHooks.DropActCommitAcknowledgement?.Invoke(participant) == true
-                    ? Runtime.Participant(participant).Commit(Runtime.CallKeys.Own, txn.Tid, txn.MaxBefore)
-                        .ContinueWith(static _ => throw new TimeoutException("acknowledgement dropped by a test"), TaskScheduler.Default)
-                    : Runtime.Participant(participant).Commit(Runtime.CallKeys.Own, txn.Tid, txn.MaxBefore);
-            commits.AddRange(writers.Except(onOtherSilos).Select(p => (p, Send(p))));
-            if (onOtherSilos.Length > 0)
+            var commit = new ActPhaseRequest(Runtime.CallKeys.Own, txn.Tid, txn.MaxBefore);
+            var receivers = new GrainId[writers];
+            var sent = new Task[writers];
+            var count = SendCommits(commit, participants, votes, onOtherSilos: false, receivers, sent, 0);
+            if (writersOnOtherSilos > 0)
             {
                 if (await WhenDurableAsync(txn, durable, wroteAnything: true) is { } notDurable)
                 {
@@ -116,19 +120,19 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
                 }
 
                 durable = null;
-                commits.AddRange(onOtherSilos.Select(p => (p, Send(p))));
+                SendCommits(commit, participants, votes, onOtherSilos: true, receivers, sent, count);
             }
 
             try
             {
-                await Task.WhenAll(commits.Select(c => c.Sent)).WaitAsync(Runtime.Options.PrepareTimeout);
+                await Task.WhenAll(sent).WaitAsync(Runtime.Options.PrepareTimeout);
             }
             catch (Exception exception)
             {
                 core.Logger.LogDebug(exception, "Commit of transaction {Tid}: not every participant acknowledged", txn.Tid);
             }
 
-            if (commits.All(c => c.Sent.IsCompletedSuccessfully))
+            if (Array.TrueForAll(sent, s => s.IsCompletedSuccessfully))
             {
                 core.Ended.Forget(txn.Tid);
                 Runtime.Log.Acknowledged(txn.Tid);
@@ -139,12 +143,73 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
                 // from memory, or from the log's record of commits not acknowledged by every participant; one whose
                 // acknowledgement was lost gets the message again (ActParticipant.Watch). The commit is closed when the
                 // last of them has asked or acknowledged.
-                core.Ended.AwaitAcknowledgements(txn.Tid, commits.Where(c => !c.Sent.IsCompletedSuccessfully).Select(c => c.Participant), txn.MaxBefore);
+                core.Ended.AwaitAcknowledgements(txn.Tid, receivers.Where((_, i) => !sent[i].IsCompletedSuccessfully), txn.MaxBefore);
                 core.Logger.LogWarning("Commit of transaction {Tid} not acknowledged by every participant; they will resolve it", txn.Tid);
             }
         }
 
-        return await WhenDurableAsync(txn, durable, txn.Wrote || writers.Length > 0);
+        return await WhenDurableAsync(txn, durable, txn.Wrote || writers > 0);
+    }
+
+    /// <summary>The actors the transaction reached besides this one (none without calls: the set is then never made).</summary>
+    private GrainId[] OtherParticipants(ActorTransaction<TState> txn)
+    {
+        if (txn.ParticipantCount == 0)
+        {
+            return [];
+        }
+
+        txn.Participants.Remove(core.Self);
+        return [.. txn.Participants];
+    }
+
+    /// <summary>The participants that voted prepared (they wrote), and how many of them logged their state on their own silo.</summary>
+    private static (int Writers, int OnOtherSilos) CountWriters(PrepareResult[] votes)
+    {
+        var (writers, onOtherSilos) = (0, 0);
+        foreach (var vote in votes)
+        {
+            if (vote.Vote == PrepareVote.Prepared)
+            {
+                writers++;
+                onOtherSilos += vote.LoggedOnOwnSilo ? 1 : 0;
+            }
+        }
+
+        return (writers, onOtherSilos);
+    }
+
+    /// <summary>
+    /// Sends <paramref name="commit"/> to the prepared participants on this silo's log, or, <paramref name="onOtherSilos"/>,
+    /// to those that logged on their own silo; fills <paramref name="receivers"/> and <paramref name="sent"/> from
+    /// <paramref name="next"/> on and returns the next free place.
+    /// </summary>
+    private int SendCommits(ActPhaseRequest commit, GrainId[] participants, PrepareResult[] votes, bool onOtherSilos, GrainId[] receivers, Task[] sent, int next)
+    {
+        for (var i = 0; i < participants.Length; i++)
+        {
+            if (votes[i].Vote == PrepareVote.Prepared && votes[i].LoggedOnOwnSilo == onOtherSilos)
+            {
+                receivers[next] = participants[i];
+                sent[next++] = SendCommit(participants[i], commit);
+            }
+        }
+
+        return next;
+    }
+
+    private Task SendCommit(GrainId participant, ActPhaseRequest commit)
+    {
+        var hooks = Runtime.TestHooks;
+        if (hooks.WithholdActCommit?.Invoke(participant) == true)
+        {
+            return Task.FromException(new TimeoutException("withheld by a test"));
+        }
+
+        var sent = Runtime.Participant(participant).Commit(commit);
+        return hooks.DropActCommitAcknowledgement?.Invoke(participant) == true
+            ? sent.ContinueWith(static _ => throw new TimeoutException("acknowledgement dropped by a test"), TaskScheduler.Default)
+            : sent;
     }
 
     /// <summary>Waits for the commit record (null: nothing to wait for); returns null once durable, else why the client cannot hear "committed".</summary>
@@ -281,8 +346,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
     {
         txn.Doom(reason);
         Self.End(txn, TxnOutcome.Aborted);
-        txn.Participants.Remove(core.Self);
-        await AbortParticipantsAsync(txn.Tid, txn.Participants);
+        await AbortParticipantsAsync(txn.Tid, OtherParticipants(txn));
     }
 
     public async Task AbortParticipantsAsync(long tid, IEnumerable<GrainId> participants)

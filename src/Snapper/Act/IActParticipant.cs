@@ -6,19 +6,19 @@ namespace Snapper.Act;
 /// treats it as aborted.
 /// </summary>
 /// <remarks>
-/// <c>maxBefore</c> is the ACT's max(BeforeSet) (thesis §3.3.4.3), or none: a participant that ends the ACT as
+/// A request's <c>MaxBefore</c> is the ACT's max(BeforeSet) (thesis §3.3.4.3), or none: a participant that ends the ACT as
 /// committed remembers it, so that later ACTs ordered after this one on the actor inherit its dependencies.
-/// <c>readUncommitted</c> says whether the ACT read from a batch that had not committed then (its first actor may wait
-/// for batches with this participant's lock held). <c>sender</c> proves that a silo sent the message
+/// <c>ReadUncommitted</c> says whether the ACT read from a batch that had not committed then (its first actor may wait
+/// for batches with this participant's lock held). The sender's stamp proves that a silo sent the message
 /// (<see cref="Actors.SiloCallKeys"/>); a participant refuses one without it before it touches anything.
 /// </remarks>
 internal interface IActParticipant : IGrain
 {
     /// <summary>Phase one. A participant that only read releases its lock here and takes no part in phase two.</summary>
-    Task<PrepareResult> Prepare(Actors.SiloStamp sender, long tid, Hybrid.BatchPosition maxBefore, bool readUncommitted);
+    Task<PrepareResult> Prepare(ActPhaseRequest request);
 
     /// <summary>Phase two, commit: installs the transaction's writes and releases its lock. Idempotent.</summary>
-    Task Commit(Actors.SiloStamp sender, long tid, Hybrid.BatchPosition maxBefore);
+    Task Commit(ActPhaseRequest request);
 
     /// <summary>Abort: discards the transaction's writes and releases its lock. Idempotent.</summary>
     Task Abort(Actors.SiloStamp sender, long tid);

@@ -57,15 +57,21 @@ internal sealed class ActorCore<TState> where TState : class
     /// <summary>Releases the key locks <paramref name="txn"/> holds or asked for.</summary>
     public void ReleaseKeys(ActorTransaction<TState> txn)
     {
-        KeyLocks.Release(txn.Tid, txn.Doomed, txn.LockedKeys);
-        txn.LockedKeys.Clear();
+        if (txn.LockedAnyKey)
+        {
+            KeyLocks.Release(txn.Tid, txn.Doomed, txn.LockedKeys);
+            txn.LockedKeys.Clear();
+        }
     }
 
     /// <summary>See <see cref="WaitDieLock.HolderWaitsForBatches"/>: for the actor's lock and every key lock of <paramref name="txn"/>.</summary>
     public void HolderWaitsForBatches(ActorTransaction<TState> txn)
     {
         Lock.HolderWaitsForBatches(txn.Tid);
-        KeyLocks.HolderWaitsForBatches(txn.Tid, txn.LockedKeys);
+        if (txn.LockedAnyKey)
+        {
+            KeyLocks.HolderWaitsForBatches(txn.Tid, txn.LockedKeys);
+        }
     }
 
     /// <summary>

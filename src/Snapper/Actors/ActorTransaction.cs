@@ -38,11 +38,21 @@ internal sealed class ActorTransaction<TState>(TxnContext context, bool isRoot)
     /// <summary>True once <c>GetState</c> granted <see cref="AccessMode.ReadWrite"/>: the copy is installed at commit.</summary>
     public bool Wrote { get; set; }
 
+    // The sets below are made at their first use: most transactions on most actors never need them (an ACT on an
+    // actor-level actor takes no key; a participant that calls nobody learns of no other participant), and every
+    // transaction on every actor would otherwise pay for them.
+    private HashSet<object>? _lockedKeys;
+    private HashSet<object>? _takenKeys;
+    private HashSet<GrainId>? _participants;
+
     /// <summary>Key-level actor: the keys whose locks it holds or asked for (released when it ends here).</summary>
-    public HashSet<object> LockedKeys { get; } = new();
+    public HashSet<object> LockedKeys => _lockedKeys ??= new();
+
+    /// <summary>Whether it holds or asked for any key lock here.</summary>
+    public bool LockedAnyKey => _lockedKeys is { Count: > 0 };
 
     /// <summary>Key-level actor: the keys its copy took from the latest state (each once, when first locked).</summary>
-    public HashSet<object> TakenKeys { get; } = new();
+    public HashSet<object> TakenKeys => _takenKeys ??= new();
 
     /// <summary>Key-level actor: it holds the actor whole (its lock for writing), and its copy is the whole state.</summary>
     public bool HoldsWhole { get; set; }
@@ -82,7 +92,25 @@ internal sealed class ActorTransaction<TState>(TxnContext context, bool isRoot)
     public int OutstandingCalls { get; set; }
 
     /// <summary>Actors this transaction touched through calls made from here (transitively).</summary>
-    public HashSet<GrainId> Participants { get; } = new();
+    public HashSet<GrainId> Participants => _participants ??= new();
+
+    /// <summary>How many actors <see cref="Participants"/> holds, without making the set.</summary>
+    public int ParticipantCount => _participants?.Count ?? 0;
+
+    /// <summary>
+    /// What a call to this actor reports to its caller (<c>CallResponse.Participants</c>): this actor and every actor the
+    /// transaction reached through calls made from here.
+    /// </summary>
+    public GrainId[] ReachedFrom(GrainId self)
+    {
+        if (_participants is not { Count: > 0 } reached)
+        {
+            return [self];
+        }
+
+        reached.Add(self);
+        return [.. reached];
+    }
 
     /// <summary>First actor only: the append of its commit decision once queued; completes when durable. A participant's Resolve then answers committed.</summary>
     public Task? CommitLogging { get; set; }

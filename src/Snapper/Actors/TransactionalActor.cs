@@ -243,7 +243,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         var lockMode = KeyLevelConcurrency ? AccessMode.ReadWrite : mode;
         if (!unlocked && !_core.Lock.Holds(txn.Tid, lockMode))
         {
-            await LockAsync(txn, () => _core.Lock.AcquireAsync(txn.Tid, lockMode, _runtime.Options.LockWaitTimeout));
+            await LockAsync(txn, lockMode, static (actor, txn, mode) => actor._core.Lock.AcquireAsync(txn.Tid, mode, actor._runtime.Options.LockWaitTimeout));
         }
 
         if (KeyLevelConcurrency && !txn.HoldsWhole)
@@ -278,31 +278,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             return null;
         }
 
-        await LockAsync(txn, async () =>
-        {
-            if (!_core.Lock.Holds(txn.Tid, AccessMode.Read))
-            {
-                await _core.Lock.AcquireAsync(txn.Tid, AccessMode.Read, _runtime.Options.LockWaitTimeout);
-            }
-
-            foreach (var (key, mode) in keys)
-            {
-                var keyLock = _core.KeyLocks.Of(key);
-                if (!keyLock.Holds(txn.Tid, mode))
-                {
-                    if (txn.Phase != Actors.ActorTxnPhase.Active)
-                    {
-                        // Ended between the grant of the previous key and this continuation: its end released what it had
-                        // asked for, and a lock asked for now would have nobody to release it.
-                        throw (SnapperException?)txn.Doomed ?? new TransactionNotActiveException(txn.Tid, "it ended while it took its key locks.");
-                    }
-
-                    txn.LockedKeys.Add(key); // before the wait: ending the transaction withdraws the request too
-                    await keyLock.AcquireAsync(txn.Tid, mode, _runtime.Options.LockWaitTimeout);
-                }
-            }
-        });
-
+        await LockAsync(txn, keys, static (actor, txn, keys) => actor.AcquireKeysAsync(txn, keys));
         txn.Touch();
         if (keys.Values.Contains(AccessMode.ReadWrite))
         {
@@ -313,11 +289,38 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         return txn.Working;
     }
 
+    /// <summary>A key-level ACT's locks: the actor's for reading, then each key's in <paramref name="keys"/>.</summary>
+    private async Task AcquireKeysAsync(Actors.ActorTransaction<TState> txn, IReadOnlyDictionary<object, AccessMode> keys)
+    {
+        if (!_core.Lock.Holds(txn.Tid, AccessMode.Read))
+        {
+            await _core.Lock.AcquireAsync(txn.Tid, AccessMode.Read, _runtime.Options.LockWaitTimeout);
+        }
+
+        foreach (var (key, mode) in keys)
+        {
+            var keyLock = _core.KeyLocks.Of(key);
+            if (!keyLock.Holds(txn.Tid, mode))
+            {
+                if (txn.Phase != Actors.ActorTxnPhase.Active)
+                {
+                    // Ended between the grant of the previous key and this continuation: its end released what it had
+                    // asked for, and a lock asked for now would have nobody to release it.
+                    throw (SnapperException?)txn.Doomed ?? new TransactionNotActiveException(txn.Tid, "it ended while it took its key locks.");
+                }
+
+                txn.LockedKeys.Add(key); // before the wait: ending the transaction withdraws the request too
+                await keyLock.AcquireAsync(txn.Tid, mode, _runtime.Options.LockWaitTimeout);
+            }
+        }
+    }
+
     /// <summary>
     /// Lets the ACT in past the PACT batches placed before it here (once), then takes its locks with
     /// <paramref name="acquire"/>, then records what the hybrid check needs of this actor.
     /// </summary>
-    private async Task LockAsync(Actors.ActorTransaction<TState> txn, Func<Task> acquire)
+    /// <remarks><paramref name="acquire"/> is static, with what it needs passed in: every ACT access comes through here, and a closure would cost two objects each time.</remarks>
+    private async Task LockAsync<TArg>(Actors.ActorTransaction<TState> txn, TArg arg, Func<TransactionalActor<TState>, Actors.ActorTransaction<TState>, TArg, Task> acquire)
     {
         try
         {
@@ -334,7 +337,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
                 txn.Admitted = true;
             }
 
-            await acquire();
+            await acquire(this, txn, arg);
             if (CheckingHybrid)
             {
                 // After the lock: every ACT that conflicts with this one and came first has ended here by now.
@@ -369,7 +372,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
 
         // Waiting for batches to commit: only an ACT that holds nothing anywhere can wait without risking a cycle
         // (a batch waiting for it); the first actor knows that before its first call.
-        var holdsNothing = txn.IsRoot && txn.Participants.Count == 0 && txn.OutstandingCalls == 0;
+        var holdsNothing = txn.IsRoot && txn.ParticipantCount == 0 && txn.OutstandingCalls == 0;
         return holdsNothing ? _runtime.Options.HybridWaitTimeout : TimeSpan.Zero;
     }
 
@@ -619,8 +622,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             txn.Doom(failure);
         }
 
-        txn.Participants.Add(_self);
-        return new CallResponse(_runtime.CopyValue(result), [.. txn.Participants], failure, txn.MaxBefore, txn.ReadUncommitted);
+        return new CallResponse(_runtime.CopyValue(result), txn.ReachedFrom(_self), failure, txn.MaxBefore, txn.ReadUncommitted);
     }
 
     /// <summary>Runs one transactional method and classifies how it failed, if it did.</summary>
@@ -732,12 +734,12 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         return ResultAs<TResult>(response.Result);
     }
 
-    Task<PrepareResult> IActParticipant.Prepare(Actors.SiloStamp sender, long tid, Hybrid.BatchPosition maxBefore, bool readUncommitted) =>
-        FromSilo(sender, nameof(IActParticipant.Prepare), (tid, maxBefore, readUncommitted),
-            static (actor, a) => actor.Participant.Prepare(a.tid, a.maxBefore, a.readUncommitted));
+    Task<PrepareResult> IActParticipant.Prepare(ActPhaseRequest request) =>
+        FromSilo(request.Sender, nameof(IActParticipant.Prepare), request,
+            static (actor, r) => actor.Participant.Prepare(r.Tid, r.MaxBefore, r.ReadUncommitted));
 
-    Task IActParticipant.Commit(Actors.SiloStamp sender, long tid, Hybrid.BatchPosition maxBefore) =>
-        FromSilo(sender, nameof(IActParticipant.Commit), (tid, maxBefore), static (actor, a) => actor.Participant.Commit(a.tid, a.maxBefore));
+    Task IActParticipant.Commit(ActPhaseRequest request) =>
+        FromSilo(request.Sender, nameof(IActParticipant.Commit), request, static (actor, r) => actor.Participant.Commit(r.Tid, r.MaxBefore));
 
     Task IActParticipant.Abort(Actors.SiloStamp sender, long tid) =>
         FromSilo(sender, nameof(IActParticipant.Abort), tid, static (actor, tid) => actor.Participant.Abort(tid));
