@@ -11,7 +11,7 @@ namespace Snapper.Act;
 /// <remarks>
 /// One object per phase, shared by every participant of the phase. As separate value-type arguments they cost more:
 /// Orleans reads a call's arguments one by one as objects (looking for cancellation tokens) when it sends the call and
-/// again when it delivers it, so each of four arguments was boxed twice for every participant.
+/// again when it delivers it, so each value-type argument was boxed twice for every participant.
 /// </remarks>
 [GenerateSerializer, Immutable, Alias("snapper.act-phase")]
 internal sealed record ActPhaseRequest(
