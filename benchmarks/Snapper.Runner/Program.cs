@@ -349,7 +349,7 @@ root.SetAction(async (parse, cancellationToken) =>
                         var result = await runner.RunAsync(point, mode, pipeline, new SyncProgress(Console.WriteLine), cancellationToken);
                         var problem = await point.CheckConsistencyAsync(grains, mode, cancellationToken);
                         result = result with { Parameters = [new("log", durability.Name), .. variant.Tags, .. tags, .. result.Parameters, .. repeatTag], ConsistencyError = problem };
-                        Console.WriteLine($"  -> {result.CommittedPerSecond:N0} txn/s, p50 {result.P50Ms:F2} ms, p99 {result.P99Ms:F2} ms, " +
+                        Console.WriteLine($"  -> {result.CommittedPerSecond:N0} txn/s, p50 {result.P50Ms:F2} ms, p99 {result.P99Ms:F2} ms, p99.9 {result.P999Ms:F2} ms, mean {result.MeanMs:F2} ms, " +
                             $"aborts {result.AbortRate:P1}, {(double.IsNaN(result.LogBytesPerTxn) ? "" : $"log {result.LogBytesPerTxn:N0} B and {result.FsyncsPerTxn:F3} fsyncs per txn, ")}" +
                             $"consistency {problem ?? "ok"}");
                         if (result.Usage is { Count: > 0 })

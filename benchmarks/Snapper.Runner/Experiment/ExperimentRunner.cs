@@ -131,7 +131,11 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
             Percentile(latencies, 0.90),
             Percentile(latencies, 0.99),
             aborts,
-            ConsistencyError: null);
+            ConsistencyError: null)
+        {
+            MeanMs = committed == 0 ? double.NaN : latencies.Average(),
+            P999Ms = Percentile(latencies, 0.999),
+        };
     }
 
     private static double Rate(long aborted, long committed) => aborted + committed == 0 ? 0 : (double)aborted / (aborted + committed);

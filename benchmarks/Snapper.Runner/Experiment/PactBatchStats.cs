@@ -3,13 +3,25 @@ using System.Diagnostics.Metrics;
 namespace Snapper.Runner.Experiment;
 
 /// <summary>
-/// Listens to Snapper's PACT histograms on the embedded silo while one run is measured: PACTs per batch and the
-/// lag from a batch's emission to its commit. Against a running cluster nothing is recorded here.
+/// Listens to Snapper's PACT histograms on the embedded silo while one run is measured: PACTs per batch, and where a
+/// PACT's time goes: waiting for the token (submission to emission), a batch's execution (emission until its last actor
+/// finished) and its commit lag (emission to commit, which adds waiting for earlier batches and the commit record).
+/// Against a running cluster nothing is recorded here.
 /// </summary>
 public sealed class PactBatchStats : IDisposable
 {
+    private const string OrderingWait = "snapper.pact.ordering_wait";
+    private const string Execution = "snapper.pact.batch.execution";
+    private const string CommitLag = "snapper.pact.batch.commit_lag";
+
     private readonly MeterListener _listener = new();
-    private readonly List<double> _commitLags = new();
+    private readonly Dictionary<string, List<double>> _samples = new()
+    {
+        [OrderingWait] = new(),
+        [Execution] = new(),
+        [CommitLag] = new(),
+    };
+
     private readonly object _gate = new();
     private long _batches;
     private long _pacts;
@@ -19,9 +31,9 @@ public sealed class PactBatchStats : IDisposable
     {
         _listener.InstrumentPublished = (instrument, listener) =>
         {
-            if (instrument.Meter.Name == "Snapper" && instrument.Name is "snapper.pact.batch.size" or "snapper.pact.batch.commit_lag")
+            if (instrument.Meter.Name == "Snapper" && (instrument.Name == "snapper.pact.batch.size" || _samples.ContainsKey(instrument.Name)))
             {
-                listener.EnableMeasurementEvents(instrument);
+                listener.EnableMeasurementEvents(instrument, _samples.GetValueOrDefault(instrument.Name));
             }
         };
         _listener.SetMeasurementEventCallback<int>((_, size, _, _) =>
@@ -32,13 +44,13 @@ public sealed class PactBatchStats : IDisposable
                 Interlocked.Add(ref _pacts, size);
             }
         });
-        _listener.SetMeasurementEventCallback<double>((_, lag, _, _) =>
+        _listener.SetMeasurementEventCallback<double>((_, milliseconds, _, samples) =>
         {
-            if (_recording)
+            if (_recording && samples is List<double> list)
             {
                 lock (_gate)
                 {
-                    _commitLags.Add(lag);
+                    list.Add(milliseconds);
                 }
             }
         });
@@ -52,19 +64,28 @@ public sealed class PactBatchStats : IDisposable
     public string? Summary()
     {
         _recording = false;
-        double[] lags;
-        lock (_gate)
-        {
-            lags = [.. _commitLags];
-        }
-
-        if (_batches == 0 || lags.Length == 0)
+        if (_batches == 0)
         {
             return null;
         }
 
-        Array.Sort(lags);
-        return $"{_pacts / (double)_batches:F1} PACTs per batch, batch commit lag p50 {lags[lags.Length / 2]:F2} ms p99 {lags[(int)(lags.Length * 0.99)]:F2} ms";
+        var parts = new List<string> { $"{_pacts / (double)_batches:F1} PACTs per batch" };
+        foreach (var (name, label) in new[] { (OrderingWait, "token wait"), (Execution, "batch execution"), (CommitLag, "batch commit lag") })
+        {
+            double[] sorted;
+            lock (_gate)
+            {
+                sorted = [.. _samples[name]];
+            }
+
+            if (sorted.Length > 0)
+            {
+                Array.Sort(sorted);
+                parts.Add($"{label} p50 {sorted[sorted.Length / 2]:F2} ms p99 {sorted[(int)(sorted.Length * 0.99)]:F2} ms");
+            }
+        }
+
+        return string.Join(", ", parts);
     }
 
     public void Dispose() => _listener.Dispose();

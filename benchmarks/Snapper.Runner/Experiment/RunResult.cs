@@ -26,6 +26,16 @@ public sealed record RunResult(
     RepeatSpread? Spread = null,
     ProcessCost? Cost = null)
 {
+    /// <summary>
+    /// The mean latency and the 99.9th percentile, printed beside the percentiles: with closed client loops the mean is
+    /// the pipeline over the throughput (Little's law), and a mean far above p99 shows that a few transactions waited
+    /// very long while the rest ran (an unfair scheduler), which the percentiles alone hide.
+    /// </summary>
+    public double MeanMs { get; init; } = double.NaN;
+
+    /// <inheritdoc cref="MeanMs"/>
+    public double P999Ms { get; init; } = double.NaN;
+
     public double AbortRate => Committed + Aborted == 0 ? 0 : (double)Aborted / (Committed + Aborted);
 
     /// <summary>All parameters including the pipeline size, as <c>key=value;key=value</c>.</summary>

@@ -20,6 +20,8 @@ internal sealed class SnapperMetrics
     private readonly Counter<long> _commits;
     private readonly Histogram<int> _batchSize;
     private readonly Histogram<double> _batchCommitLag;
+    private readonly Histogram<double> _orderingWait;
+    private readonly Histogram<double> _batchExecution;
     private readonly Counter<long> _logBytes;
     private readonly Counter<long> _logFlushes;
     private readonly Histogram<double> _recoveryDuration;
@@ -45,6 +47,10 @@ internal sealed class SnapperMetrics
         _recoveryDuration = meter.CreateHistogram<double>("snapper.log.recovery.duration", unit: "ms", description: "Time recovery took to read the checkpoint and the log at silo start.");
         _checkpointDuration = meter.CreateHistogram<double>("snapper.log.checkpoint.duration", unit: "ms", description: "Time a checkpoint of the write-ahead log took.");
         _batchCommitLag = meter.CreateHistogram<double>("snapper.pact.batch.commit_lag", unit: "ms", description: "Time from a batch's emission to its commit.");
+        _orderingWait = meter.CreateHistogram<double>("snapper.pact.ordering_wait", unit: "ms",
+            description: "Time a PACT waited from its submission until the token emitted it in a batch.");
+        _batchExecution = meter.CreateHistogram<double>("snapper.pact.batch.execution", unit: "ms",
+            description: "Time from a batch's emission until its last actor finished its sub-batch (the rest of the commit lag is waiting for earlier batches and the commit record).");
         _batchWaitForActs = meter.CreateHistogram<double>("snapper.hybrid.batch.wait_for_acts", unit: "ms",
             description: "Time a sub-batch, free to start on its actor otherwise, waited for the ACTs placed before it there to end.");
         _actWaitForBatches = meter.CreateHistogram<double>("snapper.hybrid.act.wait_for_batches", unit: "ms",
@@ -89,6 +95,18 @@ internal sealed class SnapperMetrics
     public void BatchEmitted(int pacts) => _batchSize.Record(pacts);
 
     public void BatchCommitted(TimeSpan lag) => _batchCommitLag.Record(lag.TotalMilliseconds);
+
+    /// <summary>A PACT submitted at <paramref name="since"/> (<see cref="System.Diagnostics.Stopwatch"/> ticks) was emitted in a batch now.</summary>
+    public void PactOrdered(long since)
+    {
+        if (_orderingWait.Enabled)
+        {
+            _orderingWait.Record(System.Diagnostics.Stopwatch.GetElapsedTime(since).TotalMilliseconds);
+        }
+    }
+
+    /// <summary>The last actor of a batch emitted at <paramref name="emittedAt"/> finished its sub-batch.</summary>
+    public void BatchExecuted(long emittedAt) => _batchExecution.Record(System.Diagnostics.Stopwatch.GetElapsedTime(emittedAt).TotalMilliseconds);
 
     /// <summary>A sub-batch started after waiting for ACTs since <paramref name="since"/> (<see cref="System.Diagnostics.Stopwatch"/> ticks).</summary>
     public void BatchWaitedForActs(long since) => _batchWaitForActs.Record(System.Diagnostics.Stopwatch.GetElapsedTime(since).TotalMilliseconds);

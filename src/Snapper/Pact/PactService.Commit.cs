@@ -79,6 +79,7 @@ internal sealed partial class PactService
         }
 
         _executing.TryRemove(bid, out _);
+        _metrics.BatchExecuted(batch.EmittedAt);
         lock (_gate)
         {
             if (_uncommitted.ContainsKey(bid))

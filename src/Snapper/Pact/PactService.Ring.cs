@@ -9,6 +9,12 @@ namespace Snapper.Pact;
 /// </summary>
 internal sealed partial class PactService
 {
+    /// <remarks>
+    /// The visit goes to the thread pool's global queue, behind the actor turns already waiting, not to this thread's own
+    /// queue, which the thread empties newest first: there the token would come back before any PACT's actors ran, every
+    /// batch would hold one PACT, and the waits it skipped would land on the latency's tail instead (measured on
+    /// SmallBank at 16 in flight: one PACT per batch, p50 0.10 ms and p99 8 ms, against about 4 PACTs, 0.55 and 1.6 ms).
+    /// </remarks>
     private void Pass(PactToken token, int to) =>
         ThreadPool.UnsafeQueueUserWorkItem(static state => _ = state.Service.VisitAsync(state.To, state.Token), (Service: this, To: to % _ring.Length, Token: token), preferLocal: false);
 
@@ -163,6 +169,7 @@ internal sealed partial class PactService
         _metrics.BatchEmitted(pacts.Count);
         for (var i = 0; i < pacts.Count; i++)
         {
+            _metrics.PactOrdered(pacts[i].EnqueuedAt);
             if (!pacts[i].Ticket.TrySetResult(tickets[i]))
             {
                 // Withdrawn after it was drained: nobody will run it, so its batch (and the later ones) must not wait.
