@@ -1,6 +1,9 @@
 using System.Diagnostics.Tracing;
 using Microsoft.Diagnostics.NETCore.Client;
 using Microsoft.Diagnostics.Tracing;
+using Microsoft.Diagnostics.Tracing.Analysis;
+using TraceLog = Microsoft.Diagnostics.Tracing.Etlx.TraceLog;
+using Microsoft.Diagnostics.Tracing.Analysis.GC;
 using Microsoft.Diagnostics.Tracing.Etlx;
 using Microsoft.Diagnostics.Tracing.Parsers;
 using Microsoft.Diagnostics.Tracing.Parsers.Clr;
@@ -12,16 +15,19 @@ using Microsoft.Diagnostics.Tracing.Parsers.Clr;
 //   collect PID SECONDS FILE.nettrace      listens to the process for SECONDS
 //   report FILE.nettrace [FRAME] [TOP]     shares of the sampled bytes: by type; by the innermost frame whose name
 //                                          contains FRAME (default "Snapper"); by type and its four innermost frames
+//   gcs FILE.nettrace                      the collections in the same events, by generation: how many, how long
+//                                          the process was paused, and how much survived (TraceEvent's GC analysis)
 return args switch
 {
     ["collect", var pid, var seconds, var file] => await CollectAsync(int.Parse(pid), TimeSpan.FromSeconds(double.Parse(seconds)), file),
+    ["gcs", var file] => Collections(file),
     ["report", var file, .. var rest] => Report(file, rest.Length > 0 ? rest[0] : "Snapper", rest.Length > 1 ? int.Parse(rest[1]) : 40),
     _ => Usage(),
 };
 
 static int Usage()
 {
-    Console.Error.WriteLine("usage: collect PID SECONDS FILE.nettrace | report FILE.nettrace [FRAME] [TOP]");
+    Console.Error.WriteLine("usage: collect PID SECONDS FILE.nettrace | report FILE.nettrace [FRAME] [TOP] | gcs FILE.nettrace");
     return 2;
 }
 
@@ -86,4 +92,31 @@ static int Report(string file, string frameFilter, int top)
 
     static void Add(Dictionary<string, double> shares, string key, double bytes) =>
         shares[key] = shares.GetValueOrDefault(key) + bytes;
+}
+
+static int Collections(string file)
+{
+    using var source = new EventPipeEventSource(file);
+    source.NeedLoadedDotNetRuntimes();
+    source.Process();
+    foreach (var process in source.Processes())
+    {
+        if (process.LoadedDotNetRuntime() is not { } runtime || runtime.GC.GCs.Count == 0)
+        {
+            continue;
+        }
+
+        var gcs = runtime.GC.GCs;
+        var seconds = (gcs[^1].StartRelativeMSec - gcs[0].StartRelativeMSec) / 1000;
+        Console.WriteLine($"{process.Name} ({process.ProcessID}): {gcs.Count} collections over {seconds:F1} s");
+        Console.WriteLine("gen  count  pause mean  pause max  promoted mean  reasons");
+        foreach (var generation in gcs.GroupBy(gc => gc.Generation).OrderBy(g => g.Key))
+        {
+            var reasons = string.Join(", ", generation.GroupBy(gc => gc.Reason).Select(r => $"{r.Key} {r.Count()}"));
+            Console.WriteLine($"{generation.Key,3}  {generation.Count(),5}  {generation.Average(gc => gc.PauseDurationMSec),7:F2} ms" +
+                $"  {generation.Max(gc => gc.PauseDurationMSec),6:F2} ms  {generation.Average(gc => gc.PromotedMB),9:F2} MB  {reasons}");
+        }
+    }
+
+    return 0;
 }
