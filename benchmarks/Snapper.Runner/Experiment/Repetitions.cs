@@ -5,7 +5,7 @@ public sealed record RepeatSpread(double MinPerSecond, double MaxPerSecond, int 
 
 /// <summary>
 /// Cells run several times (<c>--repeat</c>): each repetition is tagged <c>rep=i</c>; the summary has one row per
-/// cell with the median of its repetitions (committed rate and latency percentiles each the median of theirs), the
+/// cell with the median of its repetitions (committed rate, latency percentiles and mean each the median of theirs), the
 /// abort rate of all of them together, and their spread. On this machine a cell moves by 10-40 % from one run to the
 /// next; the median of interleaved repetitions is what comparisons are made on.
 /// </summary>
@@ -35,6 +35,8 @@ public static class Repetitions
             P50Ms = MedianOf(runs.Select(r => r.P50Ms)),
             P90Ms = MedianOf(runs.Select(r => r.P90Ms)),
             P99Ms = MedianOf(runs.Select(r => r.P99Ms)),
+            MeanMs = MedianOf(runs.Select(r => r.MeanMs)),
+            P999Ms = MedianOf(runs.Select(r => r.P999Ms)),
             AbortsByReason = aborts,
             ConsistencyError = runs.Select(r => r.ConsistencyError).FirstOrDefault(e => e is not null),
             LogBytesPerTxn = MedianOf(runs.Select(r => r.LogBytesPerTxn)),

@@ -9,12 +9,13 @@ namespace Snapper.Runner.Output;
 /// <c>workload,mode,params,committed_per_s,p50_ms,p90_ms,p99_ms,abort_rate</c>; then the aborts by reason
 /// (<c>reason=count;...</c>), the committed count, write-ahead log bytes and fsyncs per committed transaction
 /// (empty without a log), the lowest and highest committed rate of a repeated cell and its repetitions (empty for a
-/// cell run once; <c>committed_per_s</c> is then the median) and the consistency check. Files from before the log
-/// or repetition columns still read back.
+/// cell run once; <c>committed_per_s</c> is then the median), the mean latency and p99.9 (a mean far above p99 means a
+/// few transactions waited very long, which the percentiles hide) and the consistency check. Files from before the log,
+/// repetition or mean columns still read back.
 /// </summary>
 public static class CsvOutput
 {
-    public const string Header = "workload,mode,params,committed_per_s,p50_ms,p90_ms,p99_ms,abort_rate,aborts_by_reason,committed,log_bytes_per_txn,fsyncs_per_txn,committed_per_s_min,committed_per_s_max,repeats,consistency";
+    public const string Header = "workload,mode,params,committed_per_s,p50_ms,p90_ms,p99_ms,abort_rate,aborts_by_reason,committed,log_bytes_per_txn,fsyncs_per_txn,committed_per_s_min,committed_per_s_max,repeats,mean_ms,p999_ms,consistency";
 
     public static void Write(string path, IEnumerable<RunResult> results)
     {
@@ -37,6 +38,8 @@ public static class CsvOutput
                 r.Spread is null ? "" : F(r.Spread.MinPerSecond, "F1"),
                 r.Spread is null ? "" : F(r.Spread.MaxPerSecond, "F1"),
                 r.Spread is null ? "" : r.Spread.Count.ToString(CultureInfo.InvariantCulture),
+                double.IsNaN(r.MeanMs) ? "" : F(r.MeanMs, "F3"),
+                double.IsNaN(r.P999Ms) ? "" : F(r.P999Ms, "F3"),
                 r.ConsistencyError is null ? "ok" : Quote(r.ConsistencyError)));
         }
 
@@ -52,9 +55,10 @@ public static class CsvOutput
         var header = File.ReadLines(path).First();
         var withLog = header.Contains("log_bytes_per_txn", StringComparison.Ordinal);
         var withRepeats = header.Contains("repeats", StringComparison.Ordinal);
+        var withMean = header.Contains("mean_ms", StringComparison.Ordinal);
         return File.ReadLines(path).Skip(1).Where(line => line.Length > 0).Select(line =>
         {
-            var cells = line.Split(',', withRepeats ? 16 : withLog ? 13 : 11);
+            var cells = line.Split(',', withMean ? 18 : withRepeats ? 16 : withLog ? 13 : 11);
             var consistency = cells[^1];
             var parameters = cells[2].Split(';').Select(p => p.Split('=', 2)).Select(kv => new KeyValuePair<string, string>(kv[0], kv[1])).ToList();
             var pipeline = int.Parse(parameters.Last(p => p.Key == "pipeline").Value, CultureInfo.InvariantCulture);
@@ -76,7 +80,11 @@ public static class CsvOutput
                 consistency == "ok" ? null : consistency.Trim('"'),
                 withLog && cells[10].Length > 0 ? D(cells[10]) : double.NaN,
                 withLog && cells[11].Length > 0 ? D(cells[11]) : double.NaN,
-                Spread: withRepeats && cells[14].Length > 0 ? new RepeatSpread(D(cells[12]), D(cells[13]), int.Parse(cells[14], CultureInfo.InvariantCulture)) : null);
+                Spread: withRepeats && cells[14].Length > 0 ? new RepeatSpread(D(cells[12]), D(cells[13]), int.Parse(cells[14], CultureInfo.InvariantCulture)) : null)
+            {
+                MeanMs = withMean && cells[15].Length > 0 ? D(cells[15]) : double.NaN,
+                P999Ms = withMean && cells[16].Length > 0 ? D(cells[16]) : double.NaN,
+            };
         }).ToArray();
     }
 

@@ -11,7 +11,7 @@ public static class ResultTable
     {
         // A repeated cell shows the median committed rate with its range and count: "12,345 (11,020-13,870, x3)".
         var table = new Table().Title("Results (measured epochs only)")
-            .AddColumns("workload", "mode", "params", "txn/s", "p50 ms", "p90 ms", "p99 ms", "abort rate", "aborts by reason", "log B/txn", "fsyncs/txn", "check");
+            .AddColumns("workload", "mode", "params", "txn/s", "p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "mean ms", "abort rate", "aborts by reason", "log B/txn", "fsyncs/txn", "check");
         foreach (var r in results)
         {
             table.AddRow(
@@ -24,6 +24,8 @@ public static class ResultTable
                 r.P50Ms.ToString("F2", CultureInfo.InvariantCulture),
                 r.P90Ms.ToString("F2", CultureInfo.InvariantCulture),
                 r.P99Ms.ToString("F2", CultureInfo.InvariantCulture),
+                double.IsNaN(r.P999Ms) ? "-" : r.P999Ms.ToString("F2", CultureInfo.InvariantCulture),
+                double.IsNaN(r.MeanMs) ? "-" : r.MeanMs.ToString("F2", CultureInfo.InvariantCulture),
                 r.AbortRate.ToString("P1", CultureInfo.InvariantCulture),
                 Markup.Escape(string.Join(' ', r.AbortsByReason.Select(a => $"{a.Key}={a.Value}"))),
                 double.IsNaN(r.LogBytesPerTxn) ? "-" : r.LogBytesPerTxn.ToString("N0", CultureInfo.InvariantCulture),
