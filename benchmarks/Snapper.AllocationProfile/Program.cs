@@ -2,11 +2,10 @@ using System.Diagnostics.Tracing;
 using Microsoft.Diagnostics.NETCore.Client;
 using Microsoft.Diagnostics.Tracing;
 using Microsoft.Diagnostics.Tracing.Analysis;
-using TraceLog = Microsoft.Diagnostics.Tracing.Etlx.TraceLog;
-using Microsoft.Diagnostics.Tracing.Analysis.GC;
 using Microsoft.Diagnostics.Tracing.Etlx;
 using Microsoft.Diagnostics.Tracing.Parsers;
 using Microsoft.Diagnostics.Tracing.Parsers.Clr;
+using TraceLog = Microsoft.Diagnostics.Tracing.Etlx.TraceLog; // the Analysis namespace has a TraceLog of its own
 
 // Where a running .NET process allocates, from the runtime's GC AllocationTick events: one event about every 100 KB
 // allocated, naming the type of the object that crossed the mark and the stack that allocated it. Over a few seconds
