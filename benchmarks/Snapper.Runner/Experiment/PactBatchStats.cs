@@ -81,7 +81,7 @@ public sealed class PactBatchStats : IDisposable
             if (sorted.Length > 0)
             {
                 Array.Sort(sorted);
-                parts.Add($"{label} p50 {sorted[sorted.Length / 2]:F2} ms p99 {sorted[(int)(sorted.Length * 0.99)]:F2} ms");
+                parts.Add($"{label} p50 {ExperimentRunner.Percentile(sorted, 0.50):F2} ms p99 {ExperimentRunner.Percentile(sorted, 0.99):F2} ms");
             }
         }
 
