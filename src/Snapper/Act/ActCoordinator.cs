@@ -134,7 +134,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
 
             if (Array.TrueForAll(sent, s => s.IsCompletedSuccessfully))
             {
-                core.Ended.Forget(txn.Tid);
+                core.ForgetOutcome(txn.Tid);
                 Runtime.Log.Acknowledged(txn.Tid);
             }
             else

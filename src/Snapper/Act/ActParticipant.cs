@@ -34,7 +34,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         if (!isRoot)
         {
             txn.FirstActorSilo = Runtime.FirstActorSilo(context.Root);
-            core.WatchdogNeeded?.Invoke();
+            core.StartWatch();
         }
 
         return txn;
@@ -75,6 +75,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
 
         txn.Phase = ActorTxnPhase.Ended;
         core.Transactions.Remove(txn.Tid);
+        core.StopWatchIfIdle();
         core.Lock.Release(txn.Tid, txn.Doomed);
         core.ReleaseKeys(txn);
         if (txn.Admitted)
@@ -110,7 +111,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
     public void RememberOutcome(long tid, TxnOutcome outcome)
     {
         core.Ended.Record(tid, outcome);
-        core.WatchdogNeeded?.Invoke();
+        core.StartWatch();
     }
 
     /// <summary>
@@ -307,16 +308,15 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
 
     /// <summary>
     /// One round of the participant watchdog: aborts unprepared transactions idle past ParticipantTimeout, asks the
-    /// first actor about prepared ones past DecisionTimeout, prunes remembered outcomes. Returns whether it is still needed.
+    /// first actor about prepared ones past DecisionTimeout, sends unacknowledged commits again, prunes remembered
+    /// outcomes. Run by <see cref="ParticipantWatchdog"/> in a turn of <paramref name="activation"/>.
     /// </summary>
-    public bool Watch(object activation)
+    public void Watch(object activation)
     {
         var options = Runtime.Options;
         var now = Environment.TickCount64;
-        var participants = 0;
         foreach (var txn in core.Transactions.Values.Where(t => !t.IsRoot).ToArray())
         {
-            participants++;
             var idle = TimeSpan.FromMilliseconds(now - txn.LastActivity);
 
             // The first actor's silo died (another silo, or none, serves its worker now): the transaction's decision is
@@ -358,7 +358,6 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         }
 
         core.Ended.Prune(options.OutcomeRetention);
-        return participants > 0 || core.Ended.Count > 0;
     }
 
     private async Task SendCommitAgainAsync(long tid, GrainId participant, BatchPosition maxBefore, object activation)
@@ -387,7 +386,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
     {
         if (core.Ended.Acknowledge(tid, participant))
         {
-            core.Ended.Forget(tid);
+            core.ForgetOutcome(tid);
             Runtime.Log.Acknowledged(tid);
         }
     }

@@ -17,7 +17,7 @@ namespace Snapper.Actors;
 /// <see cref="Ended"/> are touched only from turns of the activation that owns the core (<see cref="Owner"/>): Orleans
 /// runs one turn of an activation at a time, and creates the next activation of a grain only after the previous one
 /// finished deactivating, which it starts only when no request of it is running. Work an old activation left behind
-/// (a timer's fire-and-forget continuation) checks <see cref="IsOwnedBy"/> before it touches them.
+/// (the fire-and-forget continuation of a watchdog check) checks <see cref="IsOwnedBy"/> before it touches them.
 /// </remarks>
 internal sealed class ActorCore<TState> where TState : class
 {
@@ -130,8 +130,8 @@ internal sealed class ActorCore<TState> where TState : class
     /// <summary>The activation serving this actor now.</summary>
     public object? Owner { get; private set; }
 
-    /// <summary>Asks the owning activation to run the participant watchdog (a grain timer, so it runs in the actor's turns).</summary>
-    public Action? WatchdogNeeded { get; private set; }
+    // The activation this core put on the participant watchdog's list, if any (see ParticipantWatchdog).
+    private IWatchedActivation? _onWatch;
 
     /// <summary>Whether ACTs are running here or PACT batches are uncommitted here.</summary>
     public bool HasUncommittedWork => Transactions.Count > 0 || Schedule.UncommittedBatchCount > 0;
@@ -139,13 +139,47 @@ internal sealed class ActorCore<TState> where TState : class
     public bool IsOwnedBy(object activation) => ReferenceEquals(Owner, activation);
 
     /// <summary>The activation <paramref name="activation"/> serves this actor from now on.</summary>
-    public void Adopt(object activation, Action watchdogNeeded)
+    public void Adopt(IWatchedActivation activation)
     {
-        Owner = activation;
-        WatchdogNeeded = watchdogNeeded;
-        if (Transactions.Count > 0 || Ended.Count > 0)
+        if (_onWatch is { } previous)
         {
-            watchdogNeeded();
+            Runtime.Watchdog.Remove(previous);
+            _onWatch = null;
+        }
+
+        Owner = activation;
+        StartWatch();
+    }
+
+    /// <summary>
+    /// Puts the owning activation on the participant watchdog's list if the actor has something to watch: an ACT running
+    /// here, or an outcome it remembers. Called whenever either begins; runs in the owner's turns.
+    /// </summary>
+    public void StartWatch()
+    {
+        if (_onWatch is null && Owner is IWatchedActivation owner && NeedsWatch)
+        {
+            _onWatch = owner;
+            Runtime.Watchdog.Add(owner);
         }
     }
+
+    /// <summary>Takes the owning activation off the watchdog's list once nothing is left to watch; runs in the owner's turns.</summary>
+    public void StopWatchIfIdle()
+    {
+        if (_onWatch is { } watched && !NeedsWatch)
+        {
+            _onWatch = null;
+            Runtime.Watchdog.Remove(watched);
+        }
+    }
+
+    /// <summary>Forgets the outcome of <paramref name="tid"/> (every participant knows it now).</summary>
+    public void ForgetOutcome(long tid)
+    {
+        Ended.Forget(tid);
+        StopWatchIfIdle();
+    }
+
+    private bool NeedsWatch => Transactions.Count > 0 || Ended.Count > 0;
 }

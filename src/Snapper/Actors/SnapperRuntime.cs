@@ -30,6 +30,7 @@ internal sealed class SnapperRuntime(
     Migration.PlacementDirectory directory,
     Orleans.Metadata.GrainInterfaceTypeResolver interfaceTypes,
     SiloCallKeys callKeys,
+    Act.ParticipantWatchdog watchdog,
     ILoggerFactory loggerFactory)
 {
     // Orleans resolves a reference's interface type from the CLR type on every GetGrain<T>(GrainId) (attribute lookups
@@ -62,6 +63,9 @@ internal sealed class SnapperRuntime(
 
     /// <summary>What is known of PACT batches (resolved, committed, delivered).</summary>
     public IBatchStatus Batches { get; } = pacts;
+
+    /// <summary>Bounds the waits of ACT participants on this silo (one timer for every actor).</summary>
+    public Act.ParticipantWatchdog Watchdog { get; } = watchdog;
 
     /// <summary>The silo-level core of every transactional actor that has been active here.</summary>
     public ActorDirectory Actors { get; } = actors;

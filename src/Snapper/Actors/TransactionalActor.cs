@@ -30,7 +30,7 @@ namespace Snapper;
 [Reentrant]
 [Cluster.TransactionalActorPlacement]
 public abstract partial class TransactionalActor<TState> : Grain, ITransactionalActor, Actors.IActorCallee, IActParticipant, IGrainMigrationParticipant,
-    Migration.IMigratingActor
+    Migration.IMigratingActor, Act.IWatchedActivation
     where TState : class, new()
 {
     private const string MigratedStateKey = "snapper.committed-state";
@@ -39,7 +39,6 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     private Actors.ActorCore<TState> _core = null!;
     private (TState State, long Seq)? _rehydrated;
     private GrainId _self;
-    private IGrainTimer? _watchdog;
 
     /// <summary>
     /// The committed state as of now, outside any transaction. For inspection only; it is not locked, and a later PACT
@@ -91,7 +90,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         // keeps one activation of the actor at a time, so the factory never runs twice for it.
         _core = _runtime.Actors.GetOrAdd(_self, CreateCore);
         _rehydrated = null;
-        _core.Adopt(this, EnsureWatchdog);
+        _core.Adopt(this);
         await base.OnActivateAsync(cancellationToken);
     }
 
@@ -878,27 +877,29 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         }
     }
 
-    /// <summary>Starts the timer that bounds how long participants wait and prunes remembered outcomes, while there are any.</summary>
-    private void EnsureWatchdog()
+    bool Act.IWatchedActivation.IsDeactivated => GrainContext.Deactivated.IsCompleted;
+
+    void Act.IWatchedActivation.QueueWatch() =>
+        GrainContext.Scheduler.QueueAction(static activation => ((TransactionalActor<TState>)activation!).WatchParticipants(), this);
+
+    /// <summary>One check of the participant watchdog, in a turn of this activation (see <see cref="Act.ParticipantWatchdog"/>).</summary>
+    private void WatchParticipants()
     {
-        if (_watchdog is not null)
+        if (!_core.IsOwnedBy(this))
         {
+            _runtime.Watchdog.Remove(this); // a later activation serves the actor, and is on the list if it has to be
             return;
         }
 
-        var options = _runtime.Options;
-        var period = TimeSpan.FromTicks(Math.Min(options.ParticipantTimeout.Ticks, options.DecisionTimeout.Ticks) / 4);
-        _watchdog = this.RegisterGrainTimer(WatchParticipantsAsync, new GrainTimerCreationOptions(period, period) { Interleave = true });
-    }
-
-    private Task WatchParticipantsAsync()
-    {
-        if (!Participant.Watch(this))
+        try
         {
-            _watchdog?.Dispose();
-            _watchdog = null;
+            Participant.Watch(this);
+        }
+        catch (Exception exception)
+        {
+            _core.Logger.LogError(exception, "The participant watchdog failed on actor {Actor}; it checks again next round", _self);
         }
 
-        return Task.CompletedTask;
+        _core.StopWatchIfIdle();
     }
 }

@@ -95,6 +95,7 @@ public static class SnapperSiloBuilderExtensions
         services.TryAddSingleton<SnapperMetrics>();
         services.TryAddSingleton<TransactionalMethodTables>();
         services.TryAddSingleton<PactService>();
+        services.TryAddSingleton<Act.ParticipantWatchdog>();
         services.TryAddSingleton<WriteAheadLog>();
         services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>>(sp => sp.GetRequiredService<WriteAheadLog>());
         services.AddSingleton<ILifecycleParticipant<ISiloLifecycle>, TransactionalActorClassCheck>();

@@ -1,0 +1,96 @@
+using Microsoft.Extensions.DependencyInjection;
+using Orleans.TestingHost;
+using Snapper.Act;
+using Snapper.Hosting;
+using Snapper.Tests.Actors;
+using Xunit;
+
+namespace Snapper.Tests;
+
+/// <summary>
+/// The silo's participant watchdog: which actors it watches, and that it still bounds a participant's wait. Each test
+/// runs a silo of its own, so that its ACTs are the only ones the watchdog sees.
+/// </summary>
+public sealed class ParticipantWatchdogTests
+{
+    [Fact]
+    public async Task Only_actors_with_acts_in_flight_are_watched()
+    {
+        // Bounds far beyond the test's own steps, so nothing here times out however slow the machine is.
+        await using var cluster = await ClusterFixture.StartAsync(o =>
+        {
+            o.ExecutionTimeout = TimeSpan.FromSeconds(60);
+            o.ParticipantTimeout = TimeSpan.FromSeconds(90);
+            o.OutcomeRetention = TimeSpan.FromMinutes(5);
+        });
+        var watchdog = cluster.GetSiloServiceProvider().GetRequiredService<ParticipantWatchdog>();
+        IProbe Probe(long id) => cluster.Client.GetGrain<IProbe>(id);
+        var ids = ClusterFixture.NewIds(2);
+        var gate = $"watched-{ids[0]}";
+
+        // The first actor calls the second, then holds: the second is a participant with an ACT in flight.
+        var held = Probe(ids[0]).StartTxn(Probe(ids[0]).CallThenHold, new CallThenHold(ids[1], gate));
+        try
+        {
+            await Gates.WhenReached(gate);
+            Assert.Equal(1, watchdog.Count);
+        }
+        finally
+        {
+            Gates.Release(gate);
+        }
+
+        await held.WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.Equal(0, watchdog.Count); // the participant ended at its commit, and the first actor forgot the acknowledged outcome
+
+        // Many actors reached, none left watched once their ACTs ended: the list follows the ACTs in flight.
+        var many = ClusterFixture.NewIds(40);
+        await Task.WhenAll(Enumerable.Range(0, 20).Select(i =>
+            Probe(many[2 * i]).StartTxn(Probe(many[2 * i]).TouchEach, new[] { many[2 * i + 1] }).WaitAsync(TimeSpan.FromSeconds(30))));
+        Assert.Equal(0, watchdog.Count);
+    }
+
+    [Fact]
+    public async Task A_prepared_participant_that_never_hears_the_commit_asks_for_it_and_frees_its_lock()
+    {
+        var hooks = new SnapperTestHooks();
+        await using var cluster = await ClusterFixture.StartAsync(o => o.DecisionTimeout = TimeSpan.FromMilliseconds(500), hooks);
+        var watchdog = cluster.GetSiloServiceProvider().GetRequiredService<ParticipantWatchdog>();
+        IProbe Probe(long id) => cluster.Client.GetGrain<IProbe>(id);
+        var ids = ClusterFixture.NewIds(2);
+        var (first, participant) = (ids[0], ids[1]);
+        var gate = $"withheld-{first}";
+        Gates.Release(gate); // the first actor does not hold here
+
+        // The first actor commits, but its commit message to the participant is withheld (and so is every repeat of it):
+        // the participant stays prepared, holding its lock, until the watchdog has it ask the first actor (Resolve).
+        hooks.WithholdActCommit = p => p == Probe(participant).GetGrainId();
+        try
+        {
+            await Probe(first).StartTxn(Probe(first).CallThenHold, new CallThenHold(participant, gate)).WaitAsync(TimeSpan.FromSeconds(30));
+
+            // A younger ACT on the participant dies on its lock (wait-die) until the participant has learned the outcome.
+            var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(60);
+            while (true)
+            {
+                try
+                {
+                    await Probe(participant).StartTxn(Probe(participant).Increment, 10).WaitAsync(TimeSpan.FromSeconds(30));
+                    break;
+                }
+                catch (TransactionAbortedException) when (DateTime.UtcNow < deadline)
+                {
+                    await Task.Delay(50);
+                }
+            }
+        }
+        finally
+        {
+            hooks.WithholdActCommit = null;
+        }
+
+        Assert.Equal(11, await Probe(participant).StartTxn(Probe(participant).Read, 0)); // the withheld commit, then the younger ACT
+        Assert.Equal(1, await Probe(first).StartTxn(Probe(first).Read, 0));
+        Assert.Equal(0, watchdog.Count); // asking acknowledged the commit: nothing is left to watch
+    }
+}
