@@ -128,7 +128,7 @@ internal sealed class ActorCore<TState> where TState : class
     public ActCoordinator<TState> Coordinator { get; }
 
     /// <summary>The activation serving this actor now.</summary>
-    public object? Owner { get; private set; }
+    public IWatchedActivation? Owner { get; private set; }
 
     // The activation this core put on the participant watchdog's list, if any (see ParticipantWatchdog).
     private IWatchedActivation? _onWatch;
@@ -157,7 +157,7 @@ internal sealed class ActorCore<TState> where TState : class
     /// </summary>
     public void StartWatch()
     {
-        if (_onWatch is null && Owner is IWatchedActivation owner && NeedsWatch)
+        if (_onWatch is null && Owner is { } owner && NeedsWatch)
         {
             _onWatch = owner;
             Runtime.Watchdog.Add(owner);
