@@ -45,7 +45,7 @@ public sealed class SnapperAccount : TransactionalActor<Balance>, ISnapperAccoun
         var deposits = new Task[input.To.Length];
         for (var i = 0; i < deposits.Length; i++)
         {
-            deposits[i] = CallActor(ctx, GrainFactory.GetGrain<ISnapperAccount>(input.To[i]).Deposit, input.Amount);
+            deposits[i] = CallActor(ctx, GrainFactory.Cached<ISnapperAccount>(input.To[i]).Deposit, input.Amount);
         }
 
         await Task.WhenAll(deposits);
@@ -57,7 +57,7 @@ public sealed class SnapperAccount : TransactionalActor<Balance>, ISnapperAccoun
 
     public async Task<long> SumBalances(TxnContext ctx, long[] accounts)
     {
-        var reads = accounts.Select(id => CallActor(ctx, GrainFactory.GetGrain<ISnapperAccount>(id).Read, 0));
+        var reads = accounts.Select(id => CallActor(ctx, GrainFactory.Cached<ISnapperAccount>(id).Read, 0));
         return (await Task.WhenAll(reads)).Sum();
     }
 }
@@ -91,7 +91,7 @@ public sealed class NtAccount : Grain, INtAccount
         var deposits = new Task[input.To.Length];
         for (var i = 0; i < deposits.Length; i++)
         {
-            deposits[i] = GrainFactory.GetGrain<INtAccount>(input.To[i]).Deposit(input.Amount);
+            deposits[i] = GrainFactory.Cached<INtAccount>(input.To[i]).Deposit(input.Amount);
         }
 
         return Task.WhenAll(deposits);
@@ -134,7 +134,7 @@ public sealed class OrleansTxnAccount(
         var deposits = new Task[input.To.Length];
         for (var i = 0; i < deposits.Length; i++)
         {
-            deposits[i] = GrainFactory.GetGrain<IOrleansTxnAccount>(input.To[i]).Deposit(input.Amount);
+            deposits[i] = GrainFactory.Cached<IOrleansTxnAccount>(input.To[i]).Deposit(input.Amount);
         }
 
         await Task.WhenAll(deposits);

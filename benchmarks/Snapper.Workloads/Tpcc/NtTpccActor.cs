@@ -73,5 +73,5 @@ public sealed class NtTpccActor : Grain, INtTpccActor
 
     public Task<TpccSummary> Summarize() => Task.FromResult(NewOrderLogic.Summarize(_state));
 
-    private INtTpccActor Actor(long key) => GrainFactory.GetGrain<INtTpccActor>(key);
+    private INtTpccActor Actor(long key) => GrainFactory.Cached<INtTpccActor>(key);
 }

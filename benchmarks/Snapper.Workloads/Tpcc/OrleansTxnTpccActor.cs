@@ -72,5 +72,5 @@ public sealed class OrleansTxnTpccActor(
 
     public Task<TpccSummary> Summarize() => partition.PerformRead(NewOrderLogic.Summarize);
 
-    private IOrleansTxnTpccActor Actor(long key) => GrainFactory.GetGrain<IOrleansTxnTpccActor>(key);
+    private IOrleansTxnTpccActor Actor(long key) => GrainFactory.Cached<IOrleansTxnTpccActor>(key);
 }

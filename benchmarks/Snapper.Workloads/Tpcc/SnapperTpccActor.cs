@@ -76,5 +76,5 @@ public sealed class SnapperTpccActor : TransactionalActor<TpccPartition>, ISnapp
     public Task<TpccSummary[]> SummarizeMany(TxnContext ctx, long[] keys) =>
         Task.WhenAll(keys.Select(key => CallActor(ctx, Actor(key).Summarize, 0)));
 
-    private ISnapperTpccActor Actor(long key) => GrainFactory.GetGrain<ISnapperTpccActor>(key);
+    private ISnapperTpccActor Actor(long key) => GrainFactory.Cached<ISnapperTpccActor>(key);
 }

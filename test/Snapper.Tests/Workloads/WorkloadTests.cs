@@ -1,3 +1,4 @@
+using Microsoft.Extensions.DependencyInjection;
 using Snapper.Workloads;
 using Snapper.Workloads.SmallBank;
 using Snapper.Workloads.Tpcc;
@@ -46,6 +47,28 @@ public sealed class WorkloadTests(ClusterFixture fixture)
         Assert.Contains(outcomes, o => o.Committed);
         Assert.DoesNotContain(outcomes, o => o.AbortReason?.StartsWith("Error", StringComparison.Ordinal) == true);
         Assert.Null(await workload.CheckConsistencyAsync(fixture.Client, mode, CancellationToken.None));
+    }
+
+    [Fact]
+    public async Task Cached_references_are_made_once_per_factory_and_key_and_each_reaches_its_grain()
+    {
+        var silo = fixture.Cluster.Silos[0].ServiceProvider.GetRequiredService<IGrainFactory>();
+        var client = fixture.Client;
+        var (id, other) = (ClusterFixture.NewId(), ClusterFixture.NewId());
+
+        var fromClient = client.Cached<INtAccount>(id);
+        Assert.Same(fromClient, client.Cached<INtAccount>(id));
+        Assert.NotSame(fromClient, client.Cached<INtAccount>(other));
+
+        // The silo's factory keeps its own: a reference is bound to the runtime that made it.
+        var fromSilo = silo.Cached<INtAccount>(id);
+        Assert.NotSame(fromClient, fromSilo);
+        Assert.Same(fromSilo, silo.Cached<INtAccount>(id));
+        Assert.Equal(fromClient.GetGrainId(), fromSilo.GetGrainId());
+
+        await fromClient.Init(41);
+        await fromSilo.Deposit(1);
+        Assert.Equal(42, await client.Cached<INtAccount>(id).Read());
     }
 
     [Fact]
