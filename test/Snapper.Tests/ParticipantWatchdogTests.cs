@@ -1,7 +1,12 @@
 using Microsoft.Extensions.DependencyInjection;
+using Microsoft.Extensions.Logging.Abstractions;
+using Microsoft.Extensions.Options;
+using Microsoft.Extensions.Time.Testing;
 using Orleans.TestingHost;
 using Snapper.Act;
+using Snapper.Diagnostics;
 using Snapper.Hosting;
+using Snapper.Tests.Activation;
 using Snapper.Tests.Actors;
 using Xunit;
 
@@ -92,5 +97,106 @@ public sealed class ParticipantWatchdogTests
         Assert.Equal(11, await Probe(participant).StartTxn(Probe(participant).Read, 0)); // the withheld commit, then the younger ACT
         Assert.Equal(1, await Probe(first).StartTxn(Probe(first).Read, 0));
         Assert.Equal(0, watchdog.Count); // asking acknowledged the commit: nothing is left to watch
+    }
+
+    [Fact]
+    public async Task An_activation_that_ends_leaves_the_list_and_the_next_one_watches_the_act_in_flight()
+    {
+        // Bounds so long that no round of the watchdog runs during the test (its period is a quarter of the shorter one):
+        // whoever is on the list, the actors put there themselves.
+        await using var cluster = await ClusterFixture.StartAsync(o =>
+        {
+            o.ExecutionTimeout = TimeSpan.FromSeconds(60);
+            o.ParticipantTimeout = TimeSpan.FromMinutes(10);
+            o.DecisionTimeout = TimeSpan.FromMinutes(10);
+            o.OutcomeRetention = TimeSpan.FromMinutes(30);
+        });
+        var watchdog = cluster.GetSiloServiceProvider().GetRequiredService<ParticipantWatchdog>();
+        IProbe Probe(long id) => cluster.Client.GetGrain<IProbe>(id);
+        var ids = ClusterFixture.NewIds(2);
+        var gate = $"ending-watched-{ids[0]}";
+
+        var held = Probe(ids[0]).StartTxn(Probe(ids[0]).CallThenHold, new CallThenHold(ids[1], gate));
+        try
+        {
+            await Gates.WhenReached(gate);
+            Assert.Equal(1, watchdog.Count);
+
+            // The participant's activation ends with the ACT in flight, and nothing calls the actor for a while: its last
+            // turn takes it off the list (a watchdog that kept it would queue checks onto an activation that is gone).
+            var control = Probe(ids[1]).Cast<IActivationControl>();
+            var before = await control.WhoAmI();
+            await control.DeactivateSelf();
+            var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
+            while (watchdog.Count != 0 && DateTime.UtcNow < deadline)
+            {
+                await Task.Delay(10);
+            }
+
+            Assert.Equal(0, watchdog.Count);
+
+            // The next call makes the next activation, which continues the ACT and watches it again.
+            var after = await control.WhoAmI();
+            Assert.NotEqual(before.Activation, after.Activation);
+            Assert.Equal(1, watchdog.Count);
+        }
+        finally
+        {
+            Gates.Release(gate);
+        }
+
+        await held.WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.Equal(0, watchdog.Count);
+        Assert.Equal(1, await Probe(ids[1]).StartTxn(Probe(ids[1]).Read, 0));
+    }
+
+    [Fact]
+    public async Task A_tick_while_the_last_round_still_runs_is_skipped()
+    {
+        var time = new FakeTimeProvider();
+        var options = Options.Create(new SnapperOptions { ParticipantTimeout = TimeSpan.FromSeconds(4), DecisionTimeout = TimeSpan.FromSeconds(4) });
+        using var watchdog = new ParticipantWatchdog(options, new SnapperMetrics(), NullLogger<ParticipantWatchdog>.Instance, time);
+        var stuck = new StuckActivation();
+        watchdog.Add(stuck);
+
+        // The first round stops inside the activation's QueueWatch, on a thread of its own. (The rounds are run here by
+        // hand: the fake clock is never advanced, and it would not overlap a timer's callbacks anyway, as a system timer does.)
+        var first = Task.Run(watchdog.Round);
+        Assert.True(stuck.Entered.Wait(TimeSpan.FromSeconds(30)));
+
+        // Two more ticks come while it is stuck: each finds the round running and returns at once, queueing nothing.
+        await Task.Run(() =>
+        {
+            watchdog.Round();
+            watchdog.Round();
+        }).WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.Equal(1, stuck.Queued);
+
+        // Once the round is done, the next tick runs a round again.
+        stuck.Release.Set();
+        await first.WaitAsync(TimeSpan.FromSeconds(30));
+        watchdog.Round();
+        Assert.Equal(2, stuck.Queued);
+    }
+
+    /// <summary>An activation whose first QueueWatch blocks until released.</summary>
+    private sealed class StuckActivation : IWatchedActivation
+    {
+        private int _queued;
+
+        public ManualResetEventSlim Entered { get; } = new();
+
+        public ManualResetEventSlim Release { get; } = new();
+
+        public int Queued => Volatile.Read(ref _queued);
+
+        public void QueueWatch()
+        {
+            if (Interlocked.Increment(ref _queued) == 1)
+            {
+                Entered.Set();
+                Release.Wait(TimeSpan.FromSeconds(60));
+            }
+        }
     }
 }

@@ -9,11 +9,13 @@ namespace Snapper.Act;
 /// <summary>
 /// An activation of a transactional actor as the participant watchdog sees it: something to check in its own turns.
 /// </summary>
+/// <remarks>
+/// The watchdog runs on a timer thread, outside Orleans' scheduler, so the only thing it may do with an activation is
+/// queue work onto it. It never asks an activation about its own life cycle (that takes the activation's lock from
+/// outside Orleans): an activation leaves the list itself, in its own deactivation (<see cref="Actors.ActorCore{TState}.Release"/>).
+/// </remarks>
 internal interface IWatchedActivation
 {
-    /// <summary>Whether the activation has ended; the watchdog then drops it (its next activation joins again if needed).</summary>
-    bool IsDeactivated { get; }
-
     /// <summary>Queues one check of its ACTs and remembered outcomes onto the activation's own scheduler.</summary>
     void QueueWatch();
 }
@@ -32,6 +34,9 @@ internal interface IWatchedActivation
 /// <item>Every actor on the list is checked once a period, a quarter of the shorter of the two timeouts, so a wait
 /// outlives its bound by at most a period plus the time its activation takes to run the check. The check runs in one of
 /// the actor's turns (the watchdog only queues it), as everything that touches an actor's ACTs does.</item>
+/// <item>Rounds never overlap: a timer tick that finds the last round still running is skipped. A round only copies the
+/// list and queues work, so a skipped tick means the process is starved, and piling more rounds onto it would only
+/// starve it further.</item>
 /// </list>
 /// This replaces a grain timer per actor: under a load of ACTs every actor they reached started a timer that stopped
 /// at its first idle tick, thousands of timers made, fired and dropped a second, and each lived past a collection.
@@ -42,13 +47,14 @@ internal sealed class ParticipantWatchdog : IDisposable
     private readonly HashSet<IWatchedActivation> _watched = new(ReferenceEqualityComparer.Instance);
     private readonly ILogger<ParticipantWatchdog> _logger;
     private readonly ITimer _timer;
+    private int _roundRunning;
 
-    public ParticipantWatchdog(IOptions<SnapperOptions> options, SnapperMetrics metrics, ILogger<ParticipantWatchdog> logger)
+    public ParticipantWatchdog(IOptions<SnapperOptions> options, SnapperMetrics metrics, ILogger<ParticipantWatchdog> logger, TimeProvider time)
     {
         _logger = logger;
         var bound = Math.Min(options.Value.ParticipantTimeout.Ticks, options.Value.DecisionTimeout.Ticks);
         Period = TimeSpan.FromTicks(Math.Max(TimeSpan.FromMilliseconds(1).Ticks, bound / 4));
-        _timer = TimeProvider.System.CreateTimer(_ => Round(), null, Period, Period);
+        _timer = time.CreateTimer(_ => Round(), null, Period, Period);
         metrics.ObserveEntries("act.watched", "Actors the participant watchdog checks: ACTs running on them, or outcomes they remember.", () => Count);
     }
 
@@ -85,7 +91,25 @@ internal sealed class ParticipantWatchdog : IDisposable
 
     public void Dispose() => _timer.Dispose();
 
-    private void Round()
+    /// <summary>One tick of the timer: queues a check on every actor on the list, unless the last tick's round still runs.</summary>
+    internal void Round()
+    {
+        if (Interlocked.Exchange(ref _roundRunning, 1) == 1)
+        {
+            return;
+        }
+
+        try
+        {
+            QueueRound();
+        }
+        finally
+        {
+            Volatile.Write(ref _roundRunning, 0);
+        }
+    }
+
+    private void QueueRound()
     {
         IWatchedActivation[] round;
         int count;
@@ -107,14 +131,7 @@ internal sealed class ParticipantWatchdog : IDisposable
             {
                 try
                 {
-                    if (round[i].IsDeactivated)
-                    {
-                        Remove(round[i]);
-                    }
-                    else
-                    {
-                        round[i].QueueWatch();
-                    }
+                    round[i].QueueWatch();
                 }
                 catch (Exception exception)
                 {

@@ -152,6 +152,26 @@ internal sealed class ActorCore<TState> where TState : class
     }
 
     /// <summary>
+    /// The activation <paramref name="activation"/> has ended: it leaves the watchdog's list and owns the core no more, so
+    /// that work it left behind (a watchdog check's continuation) touches nothing. Runs in its last turn; the actor's ACTs
+    /// and outcomes stay here for its next activation, which the next message to the actor creates and which watches them
+    /// again.
+    /// </summary>
+    public void Release(IWatchedActivation activation)
+    {
+        if (ReferenceEquals(_onWatch, activation))
+        {
+            _onWatch = null;
+            Runtime.Watchdog.Remove(activation);
+        }
+
+        if (ReferenceEquals(Owner, activation))
+        {
+            Owner = null;
+        }
+    }
+
+    /// <summary>
     /// Puts the owning activation on the participant watchdog's list if the actor has something to watch: an ACT running
     /// here, or an outcome it remembers. Called whenever either begins; runs in the owner's turns.
     /// </summary>

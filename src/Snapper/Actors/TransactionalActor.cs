@@ -41,6 +41,19 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     private GrainId _self;
 
     /// <summary>
+    /// Joins the activation's life cycle, so that however the activation ends (and whether or not a subclass's
+    /// <see cref="Grain.OnDeactivateAsync"/> calls its base), it gives up the actor's core in its last turn.
+    /// </summary>
+    protected TransactionalActor()
+    {
+        GrainContext.ObservableLifecycle.Subscribe<TransactionalActor<TState>>(GrainLifecycleStage.First, static _ => Task.CompletedTask, _ =>
+        {
+            _core?.Release(this);
+            return Task.CompletedTask;
+        });
+    }
+
+    /// <summary>
     /// The committed state as of now, outside any transaction. For inspection only; it is not locked, and a later PACT
     /// batch may change the same object in place, so read what you need from it at once rather than keeping it.
     /// </summary>
@@ -876,8 +889,6 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             _rehydrated = (ServiceProvider.GetRequiredService<Actors.SnapperRuntime>().Deserialize<TState>(moved.State), moved.Seq);
         }
     }
-
-    bool Act.IWatchedActivation.IsDeactivated => GrainContext.Deactivated.IsCompleted;
 
     void Act.IWatchedActivation.QueueWatch() =>
         GrainContext.Scheduler.QueueAction(static activation => ((TransactionalActor<TState>)activation!).WatchParticipants(), this);
