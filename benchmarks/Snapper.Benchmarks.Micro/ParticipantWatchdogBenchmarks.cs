@@ -26,7 +26,7 @@ public class ParticipantWatchdogBenchmarks
     {
         // Bounds of an hour: no round runs while the benchmark does.
         var options = new SnapperOptions { ParticipantTimeout = TimeSpan.FromHours(2), DecisionTimeout = TimeSpan.FromHours(1) };
-        _watchdog = new ParticipantWatchdog(Options.Create(options), new SnapperMetrics(), NullLogger<ParticipantWatchdog>.Instance);
+        _watchdog = new ParticipantWatchdog(Options.Create(options), new SnapperMetrics(), NullLogger<ParticipantWatchdog>.Instance, TimeProvider.System);
         for (var i = 0; i < InFlight; i++)
         {
             _watchdog.Add(new Activation());
@@ -45,8 +45,6 @@ public class ParticipantWatchdogBenchmarks
 
     private sealed class Activation : IWatchedActivation
     {
-        public bool IsDeactivated => false;
-
         public void QueueWatch()
         {
         }
