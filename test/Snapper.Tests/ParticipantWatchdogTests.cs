@@ -99,22 +99,25 @@ public sealed class ParticipantWatchdogTests
         Assert.Equal(0, watchdog.Count); // asking acknowledged the commit: nothing is left to watch
     }
 
-    [Fact]
-    public async Task An_activation_that_ends_leaves_the_list_and_the_next_one_watches_the_act_in_flight()
+    [Theory]
+    [InlineData(Ending.SelfDeactivate)]
+    [InlineData(Ending.ExtensionDeactivate)]
+    [InlineData(Ending.SelfMigrate)]
+    public async Task An_activation_that_ends_leaves_the_list_and_the_next_one_watches_the_act_in_flight(Ending ending)
     {
         // Bounds so long that no round of the watchdog runs during the test (its period is a quarter of the shorter one):
         // whoever is on the list, the actors put there themselves.
         await using var cluster = await ClusterFixture.StartAsync(o =>
         {
             o.ExecutionTimeout = TimeSpan.FromSeconds(60);
-            o.ParticipantTimeout = TimeSpan.FromMinutes(10);
-            o.DecisionTimeout = TimeSpan.FromMinutes(10);
-            o.OutcomeRetention = TimeSpan.FromMinutes(30);
+            o.ParticipantTimeout = TimeSpan.FromHours(1);
+            o.DecisionTimeout = TimeSpan.FromHours(1);
+            o.OutcomeRetention = TimeSpan.FromHours(3);
         });
         var watchdog = cluster.GetSiloServiceProvider().GetRequiredService<ParticipantWatchdog>();
         IProbe Probe(long id) => cluster.Client.GetGrain<IProbe>(id);
         var ids = ClusterFixture.NewIds(2);
-        var gate = $"ending-watched-{ids[0]}";
+        var gate = $"ending-watched-{ending}-{ids[0]}";
 
         var held = Probe(ids[0]).StartTxn(Probe(ids[0]).CallThenHold, new CallThenHold(ids[1], gate));
         try
@@ -122,11 +125,23 @@ public sealed class ParticipantWatchdogTests
             await Gates.WhenReached(gate);
             Assert.Equal(1, watchdog.Count);
 
-            // The participant's activation ends with the ACT in flight, and nothing calls the actor for a while: its last
-            // turn takes it off the list (a watchdog that kept it would queue checks onto an activation that is gone).
+            // The participant's activation ends with the ACT in flight, and nothing calls the actor for a while: its
+            // deactivation takes it off the list (a watchdog that kept it would queue checks onto an activation that is gone).
             var control = Probe(ids[1]).Cast<IActivationControl>();
             var before = await control.WhoAmI();
-            await control.DeactivateSelf();
+            switch (ending)
+            {
+                case Ending.SelfDeactivate:
+                    await control.DeactivateSelf();
+                    break;
+                case Ending.ExtensionDeactivate:
+                    await cluster.DeactivateAsync(control);
+                    break;
+                case Ending.SelfMigrate:
+                    await control.MigrateSelf(); // with one silo: deactivates, and comes back on the same silo when called
+                    break;
+            }
+
             var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
             while (watchdog.Count != 0 && DateTime.UtcNow < deadline)
             {
@@ -160,7 +175,7 @@ public sealed class ParticipantWatchdogTests
         watchdog.Add(stuck);
 
         // The first round stops inside the activation's QueueWatch, on a thread of its own. (The rounds are run here by
-        // hand: the fake clock is never advanced, and it would not overlap a timer's callbacks anyway, as a system timer does.)
+        // hand until the end: the fake clock would not overlap a timer's callbacks, as a system timer does.)
         var first = Task.Run(watchdog.Round);
         Assert.True(stuck.Entered.Wait(TimeSpan.FromSeconds(30)));
 
@@ -177,6 +192,10 @@ public sealed class ParticipantWatchdogTests
         await first.WaitAsync(TimeSpan.FromSeconds(30));
         watchdog.Round();
         Assert.Equal(2, stuck.Queued);
+
+        // And the ticks are the given clock's: a period later, its timer runs a round.
+        time.Advance(watchdog.Period);
+        Assert.Equal(3, stuck.Queued);
     }
 
     /// <summary>An activation whose first QueueWatch blocks until released.</summary>

@@ -397,7 +397,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         {
             var outcome = await Runtime.Participant(txn.Context.Root).Resolve(Runtime.CallKeys.Own, txn.Tid, core.Self).WaitAsync(Runtime.Options.PrepareTimeout);
 
-            // A later activation may own the core by now; it asks again itself.
+            // The activation that asked may have ended by now: the actor's next activation asks again itself.
             if (core.IsOwnedBy(activation) && txn.Phase == ActorTxnPhase.Prepared)
             {
                 End(txn, outcome);

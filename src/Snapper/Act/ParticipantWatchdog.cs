@@ -28,9 +28,10 @@ internal interface IWatchedActivation
 /// <remarks>
 /// Invariants:
 /// <list type="bullet">
-/// <item>An actor is on the list while it has something to watch: an ACT running on it, or an outcome it remembers.
-/// The actor's own turns add and remove it (<see cref="Actors.ActorCore{TState}"/>), so the list holds the actors with
-/// ACTs in flight, not every actor an ACT ever reached.</item>
+/// <item>An actor is on the list while it has an activation and something to watch: an ACT running on it, or an outcome
+/// it remembers. The actor's own turns add and remove it (<see cref="Actors.ActorCore{TState}"/>), so the list holds the
+/// actors with ACTs in flight, not every actor an ACT ever reached. An activation that ends leaves the list; the next one
+/// joins it again, and until then nothing waits on the actor (whatever does reaches it by a message, which activates it).</item>
 /// <item>Every actor on the list is checked once a period, a quarter of the shorter of the two timeouts, so a wait
 /// outlives its bound by at most a period plus the time its activation takes to run the check. The check runs in one of
 /// the actor's turns (the watchdog only queues it), as everything that touches an actor's ACTs does.</item>
@@ -48,6 +49,7 @@ internal sealed class ParticipantWatchdog : IDisposable
     private readonly ILogger<ParticipantWatchdog> _logger;
     private readonly ITimer _timer;
     private int _roundRunning;
+    private int _skippedTicks;
 
     public ParticipantWatchdog(IOptions<SnapperOptions> options, SnapperMetrics metrics, ILogger<ParticipantWatchdog> logger, TimeProvider time)
     {
@@ -96,6 +98,12 @@ internal sealed class ParticipantWatchdog : IDisposable
     {
         if (Interlocked.Exchange(ref _roundRunning, 1) == 1)
         {
+            // Said once per stuck round, not once per tick: the round that is still running is the news.
+            if (Interlocked.Increment(ref _skippedTicks) == 1)
+            {
+                _logger.LogWarning("The participant watchdog's last round has not finished after {Period}; ticks are skipped until it does (the silo is starved of threads or CPU)", Period);
+            }
+
             return;
         }
 
@@ -105,6 +113,11 @@ internal sealed class ParticipantWatchdog : IDisposable
         }
         finally
         {
+            if (Interlocked.Exchange(ref _skippedTicks, 0) is var skipped and > 0)
+            {
+                _logger.LogWarning("The participant watchdog's round finished after {Skipped} skipped ticks", skipped);
+            }
+
             Volatile.Write(ref _roundRunning, 0);
         }
     }

@@ -127,7 +127,7 @@ internal sealed class ActorCore<TState> where TState : class
     /// <summary>The ACT first-actor role: two-phase commit with the hybrid check.</summary>
     public ActCoordinator<TState> Coordinator { get; }
 
-    /// <summary>The activation serving this actor now.</summary>
+    /// <summary>The activation serving this actor now; null between the end of one activation and the start of the next.</summary>
     public IWatchedActivation? Owner { get; private set; }
 
     // The activation this core put on the participant watchdog's list, if any (see ParticipantWatchdog).
@@ -152,10 +152,11 @@ internal sealed class ActorCore<TState> where TState : class
     }
 
     /// <summary>
-    /// The activation <paramref name="activation"/> has ended: it leaves the watchdog's list and owns the core no more, so
-    /// that work it left behind (a watchdog check's continuation) touches nothing. Runs in its last turn; the actor's ACTs
-    /// and outcomes stay here for its next activation, which the next message to the actor creates and which watches them
-    /// again.
+    /// The activation <paramref name="activation"/> is ending: it leaves the watchdog's list and owns the core no more, so
+    /// that work it left behind (a watchdog check's continuation) touches nothing. Runs in a turn of its deactivation (the
+    /// stop step of its life cycle); the actor's ACTs and outcomes stay here for its next activation, which the next message
+    /// to the actor creates and which watches them again. Until then their bounds wait too, but nothing waits on them:
+    /// whatever wants this actor's locks or its answer reaches it by a message, which activates it.
     /// </summary>
     public void Release(IWatchedActivation activation)
     {

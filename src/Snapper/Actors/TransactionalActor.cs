@@ -41,12 +41,18 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     private GrainId _self;
 
     /// <summary>
-    /// Joins the activation's life cycle, so that however the activation ends (and whether or not a subclass's
-    /// <see cref="Grain.OnDeactivateAsync"/> calls its base), it gives up the actor's core in its last turn.
+    /// Joins the activation's life cycle, so that when the activation ends (deactivated, collected, migrated, or failed
+    /// after it started), and whether or not a subclass's <see cref="Grain.OnDeactivateAsync"/> calls its base, it gives
+    /// up the actor's core in one of its last turns.
     /// </summary>
+    /// <remarks>
+    /// The step is at the last stage, whose stop runs first: a slow stop of another observer cannot keep it from running
+    /// before Orleans stops waiting for the deactivation. A core is adopted only after every stage started, so the step's
+    /// stop always runs for an activation that adopted one.
+    /// </remarks>
     protected TransactionalActor()
     {
-        GrainContext.ObservableLifecycle.Subscribe<TransactionalActor<TState>>(GrainLifecycleStage.First, static _ => Task.CompletedTask, _ =>
+        GrainContext.ObservableLifecycle.Subscribe<TransactionalActor<TState>>(GrainLifecycleStage.Last, static _ => Task.CompletedTask, _ =>
         {
             _core?.Release(this);
             return Task.CompletedTask;
@@ -76,7 +82,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         // started checks its own copy against the master's first.
         if (_runtime.Placement.Clustered)
         {
-            await _runtime.Directory.WhenReadAsync(_runtime.Options.ExecutionTimeout);
+            await _runtime.Directory.WhenReadAsync(_runtime.Options.ExecutionTimeout).WaitAsync(cancellationToken);
         }
 
         if (!_runtime.ServesHere(_self))
@@ -101,6 +107,10 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         // The first activation of this actor in the silo creates its core from what it brought along (migration),
         // what recovery read from the log, or a fresh state; every later one continues with the same core. Orleans
         // keeps one activation of the actor at a time, so the factory never runs twice for it.
+        // Orleans gives up on an activation whose activation is cancelled (its deactivation runs while this method still
+        // waits, and its life cycle's stop step finds no core to hand back): such an activation must not take the core.
+        // Nothing below awaits before the core is adopted, so no cancellation comes between this check and the adoption.
+        cancellationToken.ThrowIfCancellationRequested();
         _core = _runtime.Actors.GetOrAdd(_self, CreateCore);
         _rehydrated = null;
         _core.Adopt(this);
@@ -898,7 +908,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     {
         if (!_core.IsOwnedBy(this))
         {
-            _runtime.Watchdog.Remove(this); // a later activation serves the actor, and is on the list if it has to be
+            _runtime.Watchdog.Remove(this); // this activation ended, or a later one serves the actor (and is on the list if it has to be)
             return;
         }
 
