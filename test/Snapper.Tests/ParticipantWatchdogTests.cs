@@ -129,18 +129,7 @@ public sealed class ParticipantWatchdogTests
             // deactivation takes it off the list (a watchdog that kept it would queue checks onto an activation that is gone).
             var control = Probe(ids[1]).Cast<IActivationControl>();
             var before = await control.WhoAmI();
-            switch (ending)
-            {
-                case Ending.SelfDeactivate:
-                    await control.DeactivateSelf();
-                    break;
-                case Ending.ExtensionDeactivate:
-                    await cluster.DeactivateAsync(control);
-                    break;
-                case Ending.SelfMigrate:
-                    await control.MigrateSelf(); // with one silo: deactivates, and comes back on the same silo when called
-                    break;
-            }
+            await ending.Begin(cluster, control); // SelfMigrate, with one silo: deactivates, and comes back on the same silo when called
 
             var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
             while (watchdog.Count != 0 && DateTime.UtcNow < deadline)

@@ -22,6 +22,19 @@ public enum Ending
     SelfMigrate,
 }
 
+/// <summary>Asks Orleans to end an activation the way an <see cref="Ending"/> names.</summary>
+public static class EndingExtensions
+{
+    /// <summary>Starts ending the activation of <paramref name="control"/>; Orleans finishes it once the activation is idle.</summary>
+    public static Task Begin(this Ending ending, InProcessTestCluster cluster, IActivationControl control) => ending switch
+    {
+        Ending.SelfDeactivate => control.DeactivateSelf(),
+        Ending.ExtensionDeactivate => cluster.DeactivateAsync(control),
+        Ending.SelfMigrate => control.MigrateSelf(),
+        _ => throw new ArgumentOutOfRangeException(nameof(ending), ending, null),
+    };
+}
+
 /// <summary>
 /// Committed state and uncommitted work survive the end of an actor's activation, with and without a log: the next
 /// activation continues with the actor's silo-level core, at rest and with ACTs and PACTs in flight.
@@ -52,18 +65,7 @@ public sealed class ActivationEndTests : IAsyncLifetime
     {
         var control = actor.Cast<IActivationControl>();
         var before = await control.WhoAmI();
-        switch (ending)
-        {
-            case Ending.SelfDeactivate:
-                await control.DeactivateSelf();
-                break;
-            case Ending.ExtensionDeactivate:
-                await cluster.DeactivateAsync(control);
-                break;
-            case Ending.SelfMigrate:
-                await control.MigrateSelf();
-                break;
-        }
+        await ending.Begin(cluster, control);
 
         // Orleans holds calls that arrive while an activation deactivates and hands them to the next one, so this call
         // sees the new activation once the old one is gone (the first call may still be served by the old one if the
