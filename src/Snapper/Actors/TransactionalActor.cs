@@ -104,13 +104,14 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             }
         }
 
+        // Orleans gives up on an activation cancelled while this method waited above: its deactivation ran meanwhile, and
+        // its life cycle's stop step found no core to hand back, so it must not take one now. Nothing below awaits before
+        // the core is adopted, so no cancellation comes between this check and the adoption.
+        cancellationToken.ThrowIfCancellationRequested();
+
         // The first activation of this actor in the silo creates its core from what it brought along (migration),
         // what recovery read from the log, or a fresh state; every later one continues with the same core. Orleans
         // keeps one activation of the actor at a time, so the factory never runs twice for it.
-        // Orleans gives up on an activation whose activation is cancelled (its deactivation runs while this method still
-        // waits, and its life cycle's stop step finds no core to hand back): such an activation must not take the core.
-        // Nothing below awaits before the core is adopted, so no cancellation comes between this check and the adoption.
-        cancellationToken.ThrowIfCancellationRequested();
         _core = _runtime.Actors.GetOrAdd(_self, CreateCore);
         _rehydrated = null;
         _core.Adopt(this);
