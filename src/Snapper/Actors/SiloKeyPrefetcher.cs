@@ -19,7 +19,7 @@ internal sealed class SiloKeyPrefetcher(IOptions<SnapperOptions> options, IClust
     ILogger<SiloKeyPrefetcher> logger) : SiloRoleLoop(role: null, options.Value)
 {
     /// <summary>How often active silos whose key is unknown are asked again.</summary>
-    internal static readonly TimeSpan RetryPeriod = TimeSpan.FromSeconds(1);
+    private static readonly TimeSpan RetryPeriod = TimeSpan.FromSeconds(1);
 
     protected override Task RunAsync(CancellationToken stopping) => Task.WhenAll(FollowMembershipAsync(stopping), AskAgainAsync(stopping));
 
@@ -71,6 +71,11 @@ internal sealed class SiloKeyPrefetcher(IOptions<SnapperOptions> options, IClust
         }
         catch (OperationCanceledException) when (stopping.IsCancellationRequested)
         {
+        }
+        catch (Exception exception)
+        {
+            // As for membership above: only the second look is lost, and a call still asks for a key it needs.
+            logger.LogWarning(exception, "Stopped asking again for other silos' keys; a key whose question failed is now asked at the next call that needs it");
         }
     }
 }
