@@ -100,6 +100,29 @@ public sealed class BadInputTests(ClusterFixture fixture)
         }
     }
 
+    [Theory]
+    [InlineData(TxnMode.Act)]
+    [InlineData(TxnMode.Pact)]
+    public async Task A_method_that_returns_no_task_aborts_with_a_clear_error_first_actor_or_callee(TxnMode mode)
+    {
+        var ids = ClusterFixture.NewIds(2);
+        ActorAccessInfo? Declared(params long[] actors) => mode == TxnMode.Pact ? ActorAccessInfo.Of([.. actors.Select(a => (IAddressable)Probe(a))]) : null;
+
+        var first = await Assert.ThrowsAsync<TransactionAbortedException>(
+            () => Probe(ids[0]).StartTxn(new TxnRequest(nameof(IProbe.ReturnNoTask), 0, Declared(ids[0]))));
+        var callee = await Assert.ThrowsAsync<TransactionAbortedException>(
+            () => Probe(ids[0]).StartTxn(new TxnRequest(nameof(IProbe.IncrementThenCallNoTask), ids[1], Declared(ids[0], ids[1]))));
+
+        foreach (var abort in new[] { first, callee })
+        {
+            Assert.Equal(AbortReason.UserException, abort.Reason);
+            Assert.Contains($"{nameof(IProbe.ReturnNoTask)} returned null instead of a task", abort.InnerException!.Message);
+        }
+
+        Assert.Equal(0, await Read(ids[0]));
+        Assert.Equal(0, await ReadEventually(ids[1]));
+    }
+
     [Fact]
     public async Task A_user_exception_without_a_serializer_arrives_as_its_type_name()
     {

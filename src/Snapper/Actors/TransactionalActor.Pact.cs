@@ -30,21 +30,37 @@ public abstract partial class TransactionalActor<TState>
         // Taken before this PACT can finish, so that a commit racing with the lines below is not missed.
         var outcome = pacts.OutcomeAsync(ticket);
         var context = new TxnContext(ticket.Tid, TxnMode.Pact, _self) { GlobalBid = Math.Max(0, ticket.Gbid), GlobalWorkers = ticket.Workers };
-        var running = RunPactMethodAsync(context, method, input);
-        if (!running.IsCompleted)
+        object? result;
+        TransactionAbortedException? failure;
+        if (StartPactMethodNow(context, method, input, out var running) is { } started)
         {
-            var run = running.AsTask();
-            if (await Task.WhenAny(run, outcome) != run)
+            // The usual case: the method started in this frame and is awaited here, with no state machine in between, so
+            // that its end resumes this method directly.
+            if (!started.IsCompleted && await Task.WhenAny(started, outcome) != started)
             {
                 // The batch ended before this method returned: aborted by another PACT, or by the service's bound
                 // on batch execution (ExecutionTimeout) while this method was stuck.
                 throw Ended(ticket, (await outcome)!);
             }
 
-            running = new(run);
+            (result, failure) = PactMethodReturned(context, method, started);
+        }
+        else
+        {
+            if (!running.IsCompleted)
+            {
+                var run = running.AsTask();
+                if (await Task.WhenAny(run, outcome) != run)
+                {
+                    throw Ended(ticket, (await outcome)!);
+                }
+
+                running = new(run);
+            }
+
+            (result, failure, _) = await running;
         }
 
-        var (result, failure, _) = await running;
         failure ??= pacts.TakeDoom(ticket.Tid);
         if (failure is null)
         {
@@ -72,6 +88,88 @@ public abstract partial class TransactionalActor<TState>
         return new TxnResponse(_runtime.CopyValue(result));
     }
 
+    /// <summary>
+    /// Starts a PACT's method on its first actor at once when nothing has to be awaited first: a local PACT (no global
+    /// batch to wait for) whose turn here has come, on an actor with no after-method step. Returns the method's own task
+    /// then. Otherwise returns null and <paramref name="running"/> is the general path (<see cref="RunPactMethodAsync"/>),
+    /// given the turn if this already entered it, so that the PACT enters this actor once either way.
+    /// </summary>
+    private Task? StartPactMethodNow(
+        TxnContext context, Actors.TransactionalMethodInvoker method, object? input,
+        out ValueTask<(object? Result, TransactionAbortedException? Failure, bool Entered)> running)
+    {
+        running = default;
+        if (context.GlobalBid > 0 || HasAfterMethod)
+        {
+            running = RunPactMethodAsync(context, method, input);
+            return null;
+        }
+
+        Task turn;
+        try
+        {
+            turn = Schedule.EnterAsync(context.Tid);
+        }
+        catch (TransactionAbortedException refused)
+        {
+            running = new((null, Refused(context, refused), false));
+            return null;
+        }
+
+        if (!turn.IsCompletedSuccessfully)
+        {
+            running = RunPactMethodAsync(context, method, input, turn);
+            return null;
+        }
+
+        try
+        {
+            return method.Start(this, context, input);
+        }
+        catch (Exception exception)
+        {
+            // As an async method would: a method that throws before returning its task fails the task.
+            return Task.FromException(exception);
+        }
+    }
+
+    /// <summary>
+    /// A PACT's method on this actor returned (<paramref name="returned"/> is complete): its result, or the failure that
+    /// dooms the PACT (its exception, or a call it started and did not await).
+    /// </summary>
+    private (object? Result, TransactionAbortedException? Failure) PactMethodReturned(TxnContext context, Actors.TransactionalMethodInvoker method, Task returned)
+    {
+        TransactionAbortedException failure;
+        try
+        {
+            // Rethrows what awaiting it would.
+            returned.GetAwaiter().GetResult();
+            if (Schedule.UnawaitedCalls(context.Tid) is var calls and > 0)
+            {
+                failure = UnawaitedCall(context.Tid, calls);
+            }
+            else
+            {
+                return (method.ResultOf(returned), null);
+            }
+        }
+        catch (Exception exception)
+        {
+            failure = Classify(context.Tid, exception);
+        }
+
+        _runtime.Ordering.Doom(failure);
+        return (null, failure);
+    }
+
+    /// <summary>A PACT refused on entering this actor (an undeclared or extra access): the failure that dooms it.</summary>
+    private TransactionAbortedException Refused(TxnContext context, TransactionAbortedException refused)
+    {
+        refused = _runtime.Ordering.Explain(context, refused);
+        _runtime.Ordering.Doom(refused);
+        return refused;
+    }
+
     /// <summary>The exception a PACT's client gets, with the PACT's own tid.</summary>
     private SnapperException Ended(PactTicket ticket, SnapperException outcome)
     {
@@ -97,26 +195,34 @@ public abstract partial class TransactionalActor<TState>
         return abort;
     }
 
-    /// <summary>Waits for the PACT's turn on this actor, then runs the method. Entered says whether the call counted as an access here.</summary>
+    /// <summary>
+    /// Waits for the PACT's turn on this actor, then runs the method. Entered says whether the call counted as an access
+    /// here; <paramref name="entered"/> is the turn when the caller already entered it.
+    /// </summary>
     private async ValueTask<(object? Result, TransactionAbortedException? Failure, bool Entered)> RunPactMethodAsync(
-        TxnContext context, Actors.TransactionalMethodInvoker method, object? input)
+        TxnContext context, Actors.TransactionalMethodInvoker method, object? input, Task? entered = null)
     {
         Task turn;
-        try
+        if (entered is not null)
         {
-            if (context.GlobalBid > 0)
-            {
-                // The call may have outrun the global batch's sub-batch to this worker.
-                await _runtime.Ordering.WhenGlobalMergedAsync(context);
-            }
-
-            turn = Schedule.EnterAsync(context.Tid);
+            turn = entered;
         }
-        catch (TransactionAbortedException refused)
+        else
         {
-            refused = _runtime.Ordering.Explain(context, refused);
-            _runtime.Ordering.Doom(refused);
-            return (null, refused, false);
+            try
+            {
+                if (context.GlobalBid > 0)
+                {
+                    // The call may have outrun the global batch's sub-batch to this worker.
+                    await _runtime.Ordering.WhenGlobalMergedAsync(context);
+                }
+
+                turn = Schedule.EnterAsync(context.Tid);
+            }
+            catch (TransactionAbortedException refused)
+            {
+                return (null, Refused(context, refused), false);
+            }
         }
 
         TransactionAbortedException failure;

@@ -127,21 +127,44 @@ internal sealed class TransactionalMethodTable
 /// <summary>One transactional method: its input contract and a compiled call.</summary>
 internal sealed class TransactionalMethodInvoker
 {
-    private readonly Func<object, TxnContext, object?, ValueTask<object?>> _invoke;
+    private readonly Func<object, TxnContext, object?, Task> _start;
+    private readonly Func<Task, object?>? _resultOf;
     private readonly Type _inputType;
     private readonly bool _acceptsNull;
 
-    private TransactionalMethodInvoker(MethodInfo method, Type inputType, bool acceptsNull, Func<object, TxnContext, object?, ValueTask<object?>> invoke)
+    private TransactionalMethodInvoker(
+        MethodInfo method, Type inputType, bool acceptsNull, Func<object, TxnContext, object?, Task> start, Func<Task, object?>? resultOf)
     {
         Method = method;
         _inputType = inputType;
         _acceptsNull = acceptsNull;
-        _invoke = invoke;
+        _start = start;
+        _resultOf = resultOf;
     }
 
     public MethodInfo Method { get; }
 
-    public ValueTask<object?> Invoke(object actor, TxnContext context, object? input) => _invoke(actor, context, input);
+    /// <summary>
+    /// Calls the method and returns its own task, so that a caller that has to wait for it awaits it directly, with no
+    /// state machine in between (a PACT's first actor, see <c>TransactionalActor.RunPactAsync</c>). May throw, as the
+    /// method may before it returns a task, and throws for a method that returned no task at all.
+    /// </summary>
+    public Task Start(object actor, TxnContext context, object? input) =>
+        _start(actor, context, input)
+        ?? throw new InvalidOperationException($"{Method.DeclaringType?.Name}.{Method.Name} returned null instead of a task.");
+
+    /// <summary>The result of a task <see cref="Start"/> returned, once it completed successfully (null for a method returning Task).</summary>
+    public object? ResultOf(Task completed) => _resultOf?.Invoke(completed);
+
+    /// <summary>
+    /// Calls the method and gives its result as an object. A method that finished before returning its task (a callee's
+    /// method, as a rule) costs no state machine and no task here; only one that is still running is awaited.
+    /// </summary>
+    public ValueTask<object?> Invoke(object actor, TxnContext context, object? input)
+    {
+        var task = Start(actor, context, input);
+        return task.IsCompletedSuccessfully ? new(ResultOf(task)) : AwaitAsync(task);
+    }
 
     public void CheckInput(object? input)
     {
@@ -159,7 +182,7 @@ internal sealed class TransactionalMethodInvoker
             ? Nullable.GetUnderlyingType(inputType) is not null
             : nullability.Create(inputParameter).WriteState != NullabilityState.NotNull;
 
-        // (actor, ctx, input) => Box(((IFace)actor).M(ctx, (TInput)input))
+        // (actor, ctx, input) => (Task)((IFace)actor).M(ctx, (TInput)input)
         var actor = Expression.Parameter(typeof(object), "actor");
         var context = Expression.Parameter(typeof(TxnContext), "ctx");
         var input = Expression.Parameter(typeof(object), "input");
@@ -168,27 +191,20 @@ internal sealed class TransactionalMethodInvoker
             method,
             context,
             Expression.Convert(input, inputType));
-        var box = method.ReturnType == typeof(Task)
-            ? typeof(TransactionalMethodInvoker).GetMethod(nameof(BoxVoid), BindingFlags.NonPublic | BindingFlags.Static)!
-            : typeof(TransactionalMethodInvoker).GetMethod(nameof(BoxResult), BindingFlags.NonPublic | BindingFlags.Static)!
-                .MakeGenericMethod(method.ReturnType.GetGenericArguments()[0]);
-        var lambda = Expression.Lambda<Func<object, TxnContext, object?, ValueTask<object?>>>(Expression.Call(box, call), actor, context, input);
-        return new TransactionalMethodInvoker(method, inputType, acceptsNull, lambda.Compile());
+        var start = Expression.Lambda<Func<object, TxnContext, object?, Task>>(Expression.Convert(call, typeof(Task)), actor, context, input).Compile();
+        var resultOf = method.ReturnType == typeof(Task)
+            ? null
+            : typeof(TransactionalMethodInvoker).GetMethod(nameof(ResultOfTask), BindingFlags.NonPublic | BindingFlags.Static)!
+                .MakeGenericMethod(method.ReturnType.GetGenericArguments()[0])
+                .CreateDelegate<Func<Task, object?>>();
+        return new TransactionalMethodInvoker(method, inputType, acceptsNull, start, resultOf);
     }
 
-    // A method that finished before returning its task (a callee's method, as a rule) costs no state machine and no task
-    // here; only one that is still running is awaited.
-    private static ValueTask<object?> BoxVoid(Task task) =>
-        task.IsCompletedSuccessfully ? default : AwaitVoid(task);
+    private static object? ResultOfTask<T>(Task completed) => ((Task<T>)completed).Result;
 
-    private static ValueTask<object?> BoxResult<T>(Task<T> task) =>
-        task.IsCompletedSuccessfully ? new(task.Result) : AwaitResult(task);
-
-    private static async ValueTask<object?> AwaitVoid(Task task)
+    private async ValueTask<object?> AwaitAsync(Task task)
     {
         await task;
-        return null;
+        return ResultOf(task);
     }
-
-    private static async ValueTask<object?> AwaitResult<T>(Task<T> task) => await task;
 }

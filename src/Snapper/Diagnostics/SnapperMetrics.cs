@@ -13,6 +13,10 @@ internal sealed class SnapperMetrics
 {
     public const string MeterName = SnapperMeter.Name;
 
+    // The "mode" tag made once: every commit adds one, and naming an enum value boxes it.
+    private static readonly KeyValuePair<string, object?> ActTag = new("mode", nameof(TxnMode.Act));
+    private static readonly KeyValuePair<string, object?> PactTag = new("mode", nameof(TxnMode.Pact));
+
     private readonly Counter<long> _committed;
     private readonly Counter<long> _aborted;
     private readonly Counter<long> _inDoubt;
@@ -66,16 +70,18 @@ internal sealed class SnapperMetrics
     /// <summary>This silo's meter, so that a listener can tell its instruments from another silo's in the same process.</summary>
     public Meter Meter => _meter;
 
-    public void Committed(TxnMode mode) => _committed.Add(1, new KeyValuePair<string, object?>("mode", mode.ToString()));
+    public void Committed(TxnMode mode) => _committed.Add(1, ModeTag(mode));
 
     /// <summary>Publishes the size of a long-lived map as the gauge <c>snapper.entries.{name}</c>.</summary>
     public void ObserveEntries(string name, string description, Func<long> count) =>
         _meter.CreateObservableGauge($"snapper.entries.{name}", count, unit: "{entry}", description: description);
 
-    public void InDoubt(TxnMode mode) => _inDoubt.Add(1, new KeyValuePair<string, object?>("mode", mode.ToString()));
+    public void InDoubt(TxnMode mode) => _inDoubt.Add(1, ModeTag(mode));
 
     public void Aborted(TxnMode mode, AbortReason reason) => _aborted.Add(
-        1, new KeyValuePair<string, object?>("mode", mode.ToString()), new KeyValuePair<string, object?>("reason", reason.ToString()));
+        1, ModeTag(mode), new KeyValuePair<string, object?>("reason", reason.ToString()));
+
+    private static KeyValuePair<string, object?> ModeTag(TxnMode mode) => mode == TxnMode.Pact ? PactTag : ActTag;
 
     public void PreparesSent(int count) => _prepares.Add(count);
 

@@ -261,7 +261,8 @@ internal sealed partial class PactService
     {
         while (_uncommitted.Count > 0)
         {
-            var (bid, batch) = _uncommitted.First();
+            var bid = _uncommitted.GetKeyAtIndex(0);
+            var batch = _uncommitted.GetValueAtIndex(0);
             if (!batch.ReadyToCommit || (Log.Enabled && !batch.CommitLogged))
             {
                 return;

@@ -146,7 +146,7 @@ internal sealed partial class PactService
                 // Checked under the lock a freeze takes (Freeze): a PACT declaring a frozen actor is not emitted here, nor
                 // one that was local when it was submitted but declares an actor that has moved away since (a migration
                 // flips the map before it releases the freeze, so a PACT that waited in the ring sees the new map here).
-                if (!pacts.Any(MustReroute))
+                if (!AnyMustReroute(pacts))
                 {
                     Register(new PactBatch(bid, bid + pacts.Count - 1, subBatches.Participants(), outcome), subBatches);
                     break;
@@ -215,6 +215,20 @@ internal sealed partial class PactService
     }
 
     /// <summary>Whether a drained PACT must go back to its submitter to be routed again (see <see cref="MigrationReroute"/>).</summary>
+    // A loop, not Any(MustReroute): a method group would make a delegate for every batch.
+    private bool AnyMustReroute(List<PendingPact> pacts)
+    {
+        foreach (var pact in pacts)
+        {
+            if (MustReroute(pact))
+            {
+                return true;
+            }
+        }
+
+        return false;
+    }
+
     private bool MustReroute(PendingPact pact) =>
         (!_migrations.IsEmpty && _migrations.AnyFrozen(pact.AccessInfo.Accesses.Keys)) || (IsClustered && !IsLocal(pact.AccessInfo));
 

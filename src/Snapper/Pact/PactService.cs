@@ -46,7 +46,10 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     private const int MinTidRange = 4_096;
     private readonly object _gate = new();
     private readonly PactCoordinator[] _ring;
-    private readonly SortedDictionary<long, PactBatch> _uncommitted = new();
+    // In bid order. A sorted list, not a sorted dictionary: the oldest batch is read at every commit, which a sorted
+    // dictionary can only enumerate to (an enumerator and its stack each time). Batches are added in bid order (Register),
+    // so adding appends, and removing the oldest moves the few uncommitted batches behind it.
+    private readonly SortedList<long, PactBatch> _uncommitted = new();
 
     // With a log: the uncommitted batches whose commit record is not being written yet, in bid order (the tail of
     // _uncommitted after the committing prefix). CommitInOrder looks only at these, so a BatchComplete does not walk
@@ -521,7 +524,7 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     /// </summary>
     private void AdvanceResolvedBid()
     {
-        var resolved = _uncommitted.Count == 0 ? _lastBid : _uncommitted.First().Key - 1;
+        var resolved = _uncommitted.Count == 0 ? _lastBid : _uncommitted.GetKeyAtIndex(0) - 1;
         Volatile.Write(ref _resolvedBid, Math.Max(_resolvedBid, resolved));
     }
 }

@@ -98,6 +98,12 @@ public interface IProbe : ITransactionalActor, IGrainWithIntegerKey
     Task IncrementThenThrowUnserializable(TxnContext ctx, long other);
 
     Task TouchEach(TxnContext ctx, long[] others);
+
+    /// <summary>Returns null instead of a task (a non-async method with a bug).</summary>
+    Task ReturnNoTask(TxnContext ctx, int unused);
+
+    /// <summary>Increments itself, then calls <see cref="ReturnNoTask"/> on <paramref name="other"/>.</summary>
+    Task IncrementThenCallNoTask(TxnContext ctx, long other);
 }
 
 /// <summary>A user exception with no Orleans serializer: it cannot travel to the client as an object.</summary>
@@ -226,6 +232,14 @@ public sealed class Probe : ControllableActor<ProbeState>, IProbe
         {
             // Swallowing a failed call must not let the transaction commit.
         }
+    }
+
+    public Task ReturnNoTask(TxnContext ctx, int unused) => null!;
+
+    public async Task IncrementThenCallNoTask(TxnContext ctx, long other)
+    {
+        (await GetState(ctx, AccessMode.ReadWrite)).Value += 1;
+        await CallActor(ctx, GrainFactory.GetGrain<IProbe>(other).ReturnNoTask, 0);
     }
 
     public async Task IncrementThenThrowUnserializable(TxnContext ctx, long other)
