@@ -38,6 +38,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     private Actors.TransactionalMethodTable _methods = null!;
     private Actors.ActorCore<TState> _core = null!;
     private (TState State, long Seq)? _rehydrated;
+    private Task<TState>? _lastPactState;
     private GrainId _self;
 
     /// <summary>
@@ -225,12 +226,29 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         // access of every PACT. Failures still reach the caller as a faulted task, as from the ACT path.
         try
         {
-            return Task.FromResult(PactState(context, mode, keysChecked));
+            return PactStateTask(PactState(context, mode, keysChecked));
         }
         catch (Exception exception)
         {
             return Task.FromException<TState>(exception);
         }
+    }
+
+    /// <summary>
+    /// A completed task of <paramref name="state"/>: the one handed out last if it holds the same object. PACTs of later
+    /// batches work on the same object in place (a batch keeps a copy aside for rollback instead), so most accesses
+    /// reuse one task instead of allocating their own. A completed task never changes, and two turns racing here can
+    /// only each store a task of the object they hand out.
+    /// </summary>
+    private Task<TState> PactStateTask(TState state)
+    {
+        var last = _lastPactState;
+        if (last is null || !ReferenceEquals(last.Result, state))
+        {
+            _lastPactState = last = Task.FromResult(state);
+        }
+
+        return last;
     }
 
     private TState PactState(TxnContext context, AccessMode mode, bool keysChecked)
