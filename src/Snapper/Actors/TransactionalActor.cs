@@ -238,7 +238,8 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     /// A completed task of <paramref name="state"/>: the one handed out last if it holds the same object. PACTs of later
     /// batches work on the same object in place (a batch keeps a copy aside for rollback instead), so most accesses
     /// reuse one task instead of allocating their own. A completed task never changes, and two turns racing here can
-    /// only each store a task of the object they hand out.
+    /// only each store a task of the object they hand out. After an ACT installs a new state object, the task keeps the
+    /// old one alive until the actor's next PACT access: one state object per actor at most.
     /// </summary>
     private Task<TState> PactStateTask(TState state)
     {
