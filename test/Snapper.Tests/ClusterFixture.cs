@@ -12,6 +12,17 @@ public class ClusterFixture : IAsyncLifetime
 {
     private static long _nextId = 1_000;
 
+    /// <summary>
+    /// How long the test client waits for a call's answer, instead of Orleans' 30 s. One StartTxn passes several of
+    /// Snapper's own bounds in a row (waiting out a migration, ordering, execution, 2PC, the log), each of which ends in
+    /// a typed abort, and a call may span a silo's stop and start; on a starved machine their sum can pass 30 s (a long
+    /// random history with hot actors moving between workers did, with four test processes on two cores, and a random
+    /// history on one silo did with three). A test then fails by Snapper's bounds, not by the client's. A test that claims
+    /// a mechanism answers before a bound of Snapper's says so with a stopwatch over that mechanism's steps, never by
+    /// leaving it to the client's timeout.
+    /// </summary>
+    public static readonly TimeSpan ClientResponseTimeout = TimeSpan.FromMinutes(3);
+
     public InProcessTestCluster Cluster { get; private set; } = null!;
 
     public IClusterClient Client => Cluster.Client;
@@ -68,6 +79,7 @@ public class ClusterFixture : IAsyncLifetime
         builder.ConfigureClient(client =>
         {
             client.AddSnapperClient();
+            client.Configure<ClientMessagingOptions>(o => o.ResponseTimeout = ClientResponseTimeout);
             configureClient?.Invoke(client);
         });
         var cluster = builder.Build();

@@ -62,6 +62,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
             }
         }
 
+        core.ActTrace?.Invoke(core.Self, txn.Tid, $"votes: {string.Join(", ", participants.Select((p, i) => $"{p} {votes[i].Vote}"))}");
         if (await CheckHybridAsync(txn, votes) is { } unsafeToCommit)
         {
             return unsafeToCommit;
@@ -79,6 +80,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
         // reads the released state can only commit through a record appended later to the same ordered logger
         // (WriteAheadLog.AppendInOrderAsync), which a crash cannot keep while losing this one.
         var (writers, writersOnOtherSilos) = CountWriters(votes);
+        core.ActTrace?.Invoke(core.Self, txn.Tid, $"decides commit: {writers} writer(s) besides itself");
         Task? durable = null;
         if (Runtime.Log.Enabled && (txn.Wrote || writers > 0))
         {
@@ -132,6 +134,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
                 core.Logger.LogDebug(exception, "Commit of transaction {Tid}: not every participant acknowledged", txn.Tid);
             }
 
+            core.ActTrace?.Invoke(core.Self, txn.Tid, $"commit acknowledged by {string.Join(", ", receivers.Where((_, i) => sent[i].IsCompletedSuccessfully))}; not by {string.Join(", ", receivers.Where((_, i) => !sent[i].IsCompletedSuccessfully))}");
             if (Array.TrueForAll(sent, s => s.IsCompletedSuccessfully))
             {
                 core.ForgetOutcome(txn.Tid);
@@ -344,6 +347,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
 
     public async Task AbortEverywhereAsync(ActorTransaction<TState> txn, TransactionAbortedException reason)
     {
+        core.ActTrace?.Invoke(core.Self, txn.Tid, $"aborts everywhere: {reason.Reason} {reason.Message}");
         txn.Doom(reason);
         Self.End(txn, TxnOutcome.Aborted);
         await AbortParticipantsAsync(txn.Tid, OtherParticipants(txn));

@@ -31,6 +31,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
     {
         var txn = new ActorTransaction<TState>(context, isRoot);
         core.Transactions.Add(context.Tid, txn);
+        core.ActTrace?.Invoke(core.Self, context.Tid, isRoot ? "begins as first actor" : $"begins as participant of {context.Root}");
         if (!isRoot)
         {
             txn.FirstActorSilo = Runtime.FirstActorSilo(context.Root);
@@ -63,10 +64,13 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
     /// <summary>Ends the transaction here: installs its copy if it committed a write, releases its lock, leaves the schedule.</summary>
     public void End(ActorTransaction<TState> txn, TxnOutcome outcome)
     {
-        if (outcome == TxnOutcome.Committed && txn.Wrote && txn.Working is not null)
+        var install = outcome == TxnOutcome.Committed && txn.Wrote && txn.Working is not null;
+        if (install)
         {
-            core.State.InstallAct(txn.Working);
+            core.State.InstallAct(txn.Working!);
         }
+
+        core.ActTrace?.Invoke(core.Self, txn.Tid, $"ends {outcome} in phase {txn.Phase}, wrote {txn.Wrote}, installed {install}{(txn.Doomed is { } doomed ? $", doomed: {doomed.Reason} {doomed.Message}" : "")}");
 
         if (txn.PreparedHere)
         {
@@ -154,6 +158,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
     {
         if (!core.Transactions.TryGetValue(tid, out var txn) || txn.Phase != ActorTxnPhase.Active || txn.IsRoot)
         {
+            core.ActTrace?.Invoke(core.Self, tid, $"votes no at prepare: {(txn is null ? "not running here" : $"{txn.Phase}, first actor {txn.IsRoot}")}");
             return Task.FromResult(new PrepareResult(PrepareVote.No));
         }
 
@@ -184,6 +189,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
 
         var vote = new PrepareResult(PrepareVote.ReadOnly, minAfter, complete,
             Worker: Runtime.Pacts.WorkerIndex, ReadFromBid: readFrom);
+        core.ActTrace?.Invoke(core.Self, tid, $"votes {(txn.Wrote ? "prepared" : "read-only")} at prepare, read from batch {readFrom}");
         if (!txn.Wrote)
         {
             End(txn, TxnOutcome.Committed);
@@ -244,6 +250,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
 
     public Task Commit(long tid, BatchPosition maxBefore)
     {
+        core.ActTrace?.Invoke(core.Self, tid, $"hears commit: {(core.Transactions.TryGetValue(tid, out var heard) ? heard.Phase.ToString() : core.Ended.TryGet(tid, out var ended) ? $"ended {ended}" : "unknown here")}");
         if (core.Transactions.TryGetValue(tid, out var txn) && txn.Phase == ActorTxnPhase.Prepared)
         {
             txn.DependsOn(maxBefore);
@@ -262,6 +269,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
 
     public Task Abort(long tid)
     {
+        core.ActTrace?.Invoke(core.Self, tid, $"hears abort: {(core.Transactions.TryGetValue(tid, out var heard) ? heard.Phase.ToString() : "unknown here")}");
         if (core.Transactions.TryGetValue(tid, out var txn) && !txn.IsRoot)
         {
             txn.Doom(new TransactionAbortedException(tid, AbortReason.PrepareFailed, "aborted by its first actor."));
@@ -285,11 +293,13 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
             {
                 // Decided, and the commit record queued: the participant may install its state now, as the commit
                 // message would let it (early lock release, see ActCoordinator's decision).
+                core.ActTrace?.Invoke(core.Self, tid, $"asked by {participant}: committed (commit record queued)");
                 return Task.FromResult(TxnOutcome.Committed);
             }
 
             // Undecided: deciding "abort" now is always safe, and the first actor will act on it.
             txn.Doom(new TransactionAbortedException(tid, AbortReason.ParticipantTimeout, "a participant timed out waiting for the decision."));
+            core.ActTrace?.Invoke(core.Self, tid, $"asked by {participant} in phase {txn.Phase}: aborted (undecided, now doomed)");
             return Task.FromResult(TxnOutcome.Aborted);
         }
 
@@ -300,10 +310,13 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
                 Acknowledged(tid, participant);
             }
 
+            core.ActTrace?.Invoke(core.Self, tid, $"asked by {participant}: {outcome} (remembered)");
             return Task.FromResult(outcome);
         }
 
-        return Task.FromResult(Runtime.Log.IsUnacknowledgedCommit(tid) ? TxnOutcome.Committed : TxnOutcome.Aborted);
+        var logged = Runtime.Log.IsUnacknowledgedCommit(tid) ? TxnOutcome.Committed : TxnOutcome.Aborted;
+        core.ActTrace?.Invoke(core.Self, tid, $"asked by {participant}: {logged} (not remembered; from the log)");
+        return Task.FromResult(logged);
     }
 
     /// <summary>
@@ -332,6 +345,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
             {
                 core.Logger.LogWarning("Transaction {Tid} idle for {Idle} without a decision{Why}; aborting it here", txn.Tid, idle,
                     firstActorLost ? ", and its first actor's silo stopped" : "");
+                core.ActTrace?.Invoke(core.Self, txn.Tid, $"aborts on its own: idle {idle}, first actor lost {firstActorLost}");
                 txn.Doom(new TransactionAbortedException(txn.Tid, AbortReason.ParticipantTimeout, firstActorLost
                     ? "its first actor's silo stopped before it prepared."
                     : $"no prepare within {options.ParticipantTimeout}."));
@@ -342,6 +356,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
             {
                 // Prepared, it may only learn the outcome: asked of the first actor's worker (its log answers after a restart).
                 txn.Touch();
+                core.ActTrace?.Invoke(core.Self, txn.Tid, $"asks the first actor: prepared and idle {idle}, first actor lost {firstActorLost}");
                 _ = ResolvePreparedAsync(txn, activation);
             }
         }
@@ -396,6 +411,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         try
         {
             var outcome = await Runtime.Participant(txn.Context.Root).Resolve(Runtime.CallKeys.Own, txn.Tid, core.Self).WaitAsync(Runtime.Options.PrepareTimeout);
+            core.ActTrace?.Invoke(core.Self, txn.Tid, $"told {outcome} by the first actor, phase now {txn.Phase}, owned {core.IsOwnedBy(activation)}");
 
             // The activation that asked may have ended by now: the actor's next activation asks again itself.
             if (core.IsOwnedBy(activation) && txn.Phase == ActorTxnPhase.Prepared)
@@ -406,6 +422,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         catch (Exception exception)
         {
             core.Logger.LogWarning(exception, "Could not resolve prepared transaction {Tid}; will ask again", txn.Tid);
+            core.ActTrace?.Invoke(core.Self, txn.Tid, $"could not ask the first actor: {exception.GetType().Name}");
         }
     }
 }

@@ -41,6 +41,9 @@ internal sealed class ActorCore<TState> where TState : class
 
     public ActorSchedule Schedule { get; }
 
+    /// <summary>The test hook that follows ACTs step by step (<see cref="Hosting.SnapperTestHooks.ActTrace"/>); null unless a test set it.</summary>
+    public Action<GrainId, long, string>? ActTrace => Runtime.TestHooks.ActTrace;
+
     public StateVersions<TState> State { get; }
 
     /// <summary>

@@ -105,4 +105,11 @@ internal sealed class SnapperTestHooks
     /// it later, as a caller in the same silo, which shares the object with the PACT, could.
     /// </summary>
     public Action<ActorAccessInfo>? BeforePactOrdered { get; set; }
+
+    /// <summary>
+    /// Called with actor <c>actor</c>, ACT <c>tid</c> and a few words at each step of the ACT's commit protocol there (its
+    /// start, a vote, a commit or abort heard, a question about the outcome and its answer, its end, and the decision on the
+    /// first actor): the history tests print the steps of a transaction the checker finds wrong.
+    /// </summary>
+    public Action<GrainId, long, string>? ActTrace { get; set; }
 }

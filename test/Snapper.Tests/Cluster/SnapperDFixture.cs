@@ -14,14 +14,6 @@ public class SnapperDFixture : IAsyncLifetime
 {
     public const int Workers = 2;
 
-    /// <summary>
-    /// How long the test client waits for a call's answer, instead of Orleans' 30 s. One StartTxn passes several of
-    /// Snapper's own bounds in a row (waiting out a migration, ordering, execution, 2PC, the log), each of which ends in
-    /// a typed abort; on a starved machine their sum can pass 30 s (a long random history with hot actors moving between
-    /// workers did, with four test processes on two cores). A test then fails by Snapper's bounds, not by the client's.
-    /// </summary>
-    public static readonly TimeSpan ClientResponseTimeout = TimeSpan.FromMinutes(3);
-
     public InProcessTestCluster Cluster { get; private set; } = null!;
 
     public IClusterClient Client => Cluster.Client;
@@ -34,8 +26,7 @@ public class SnapperDFixture : IAsyncLifetime
                 o.Workers = Workers;
                 o.Role = index == 0 ? SiloRole.Master : SiloRole.Worker;
                 o.WorkerIndex = Math.Max(0, index - 1);
-            },
-            configureClient: client => client.Configure<Orleans.Configuration.ClientMessagingOptions>(o => o.ResponseTimeout = ClientResponseTimeout));
+            });
 
         // Every silo must know the master and every worker (silo metadata travels with membership) before a test places actors.
         var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
@@ -119,6 +110,8 @@ public sealed class TightBoundsSnapperDFixture : SnapperDFixture
     /// </summary>
     public override async Task InitializeAsync()
     {
+        // Histories on this cluster record their ACTs' steps, printed for the transactions a failed check names.
+        Hooks.ActTrace = Serializability.ActTraces.Record;
         await base.InitializeAsync();
         var deadline = DateTime.UtcNow + TimeSpan.FromSeconds(30);
         for (var worker = 0; worker < Workers; worker++)

@@ -19,14 +19,13 @@ namespace Snapper.Tests.Cluster;
 /// <para>ExecutionTimeout is long here on purpose: a worker that voted and heard nothing asks the master after that bound,
 /// which would otherwise resolve the withheld decision before the restart this test is about.</para>
 /// <para>Client calls may span a silo's stop and start, which takes seconds to tens of seconds on a loaded machine, so the
-/// client waits up to <see cref="ClientResponseTimeout"/> for an answer instead of Orleans' 30 s. A test that claims a
+/// client waits up to <see cref="ClusterFixture.ClientResponseTimeout"/> for an answer instead of Orleans' 30 s. A test that claims a
 /// mechanism answers before a bound of Snapper's (a watchdog, a participant's timeout) says so with a stopwatch over the
 /// steps that mechanism is responsible for, never by leaving it to the client's timeout.</para>
 /// </remarks>
 public sealed class SnapperDRecoveryTests : IAsyncLifetime
 {
     private const int Workers = 2;
-    private static readonly TimeSpan ClientResponseTimeout = TimeSpan.FromMinutes(3);
     private readonly string _data = Path.Combine(Path.GetTempPath(), "snapper-recovery-" + Guid.NewGuid().ToString("N"));
     private readonly SnapperTestHooks _hooks = new();
     private readonly ITestOutputHelper _output;
@@ -57,8 +56,7 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
                 o.Role = index == 0 ? SiloRole.Master : SiloRole.Worker;
                 o.WorkerIndex = Math.Max(0, index - 1);
                 o.DataFolder = Path.Combine(_data, name);
-            },
-            configureClient: client => client.Configure<Orleans.Configuration.ClientMessagingOptions>(o => o.ResponseTimeout = ClientResponseTimeout));
+            });
         foreach (var silo in _cluster.Silos)
         {
             _silos[silo.InstanceNumber] = silo;

@@ -52,6 +52,11 @@ public sealed class HistoryActor : TransactionalActor<WriteLog>, IHistoryActor
 {
     public async Task<Observation[]> Execute(TxnContext ctx, Step step)
     {
+        if (ctx.Mode == TxnMode.Act)
+        {
+            ActTraces.RanAs(step.Txn, ctx.Tid);
+        }
+
         var log = await GetState(ctx, step.Write ? AccessMode.ReadWrite : AccessMode.Read);
         var seen = log.Writers.Where(w => w != step.Txn).ToArray();
         if (step.Write && !log.Writers.Contains(step.Txn))
@@ -138,6 +143,11 @@ public sealed class KeyedHistoryActor : KeyValueActor<int, long[]>, IKeyedHistor
 
     public async Task<Observation[]> Execute(TxnContext ctx, Step step)
     {
+        if (ctx.Mode == TxnMode.Act)
+        {
+            ActTraces.RanAs(step.Txn, ctx.Tid);
+        }
+
         var key = Locate(step.Target).Key;
         var state = await GetState(ctx, step.Write ? AccessMode.ReadWrite : AccessMode.Read, key);
         var writers = state.TryGet(key, out var list) ? list : [];

@@ -73,6 +73,10 @@ public sealed class CommittedBatchesOnlyHistoryTests(CommittedBatchesOnlyCluster
 
 internal static class RandomRuns
 {
+    /// <summary>The history transactions a checker's problem names as ACTs.</summary>
+    private static IEnumerable<long> NamedAct(string problem) =>
+        System.Text.RegularExpressions.Regex.Matches(problem, @"\bACT (\d+)").Select(m => long.Parse(m.Groups[1].Value, System.Globalization.CultureInfo.InvariantCulture));
+
     /// <summary>Transactions per run in CI; SNAPPER_CHECKER_TXNS raises it for a long run (e.g. 100000).</summary>
     public static int Transactions => int.TryParse(Environment.GetEnvironmentVariable("SNAPPER_CHECKER_TXNS"), out var n) ? n : 2_000;
 
@@ -118,6 +122,17 @@ internal static class RandomRuns
             output.WriteLine(problem);
         }
 
+        // What Snapper did with the ACTs the problems name, where their silos were followed (see ActTraces).
+        foreach (var txn in problems.Take(20).SelectMany(NamedAct).Distinct().Take(5))
+        {
+            output.WriteLine($"steps of ACT {txn}:");
+            foreach (var step in ActTraces.Of(txn))
+            {
+                output.WriteLine(step);
+            }
+        }
+
+        ActTraces.Forget(history.Select(t => t.Id));
         Assert.Empty(problems);
         foreach (var id in final.Keys.Where(id => shape.Mirrored && id < RandomHistory.MirrorOffset))
         {
