@@ -143,9 +143,9 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
             else
             {
                 // Committed regardless: a participant that missed the message asks this actor (Resolve), which answers
-                // from memory, or from the log's record of commits not acknowledged by every participant; one whose
-                // acknowledgement was lost gets the message again (ActParticipant.Watch). The commit is closed when the
-                // last of them has asked or acknowledged.
+                // from memory, or from the log's record of commits not acknowledged by every participant; each of them
+                // gets the message again (ActParticipant.Watch) until it acknowledges it. The commit is closed when the
+                // last of them has acknowledged: an answer to a question is not an acknowledgement (see Resolve).
                 core.Ended.AwaitAcknowledgements(txn.Tid, receivers.Where((_, i) => !sent[i].IsCompletedSuccessfully), txn.MaxBefore);
                 core.Logger.LogWarning("Commit of transaction {Tid} not acknowledged by every participant; they will resolve it", txn.Tid);
             }

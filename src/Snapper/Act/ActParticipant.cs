@@ -285,6 +285,13 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
     /// not yet acknowledged by every participant (it outlives memory pruning and silo restarts); a transaction none of
     /// them knows was never committed (presumed abort: a commit stays in that record until every participant acknowledged it).
     /// </summary>
+    /// <remarks>
+    /// Answering "committed" is not an acknowledgement: the answer may arrive after the participant stopped waiting for it,
+    /// and a participant asks again every round it is still prepared, so a later question of the same participant can
+    /// arrive once an earlier one was answered. Had the answer closed the commit, that later question would hear "aborted"
+    /// (presumed abort) and the participant would drop a committed write. Only the participant's answer to a commit message
+    /// closes it (<see cref="ActCoordinator{TState}"/>, <see cref="Watch"/> sending it again), given once it has applied it.
+    /// </remarks>
     public Task<TxnOutcome> Resolve(long tid, GrainId participant)
     {
         if (core.Transactions.TryGetValue(tid, out var txn))
@@ -305,11 +312,6 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
 
         if (core.Ended.TryGet(tid, out var outcome))
         {
-            if (outcome == TxnOutcome.Committed)
-            {
-                Acknowledged(tid, participant);
-            }
-
             core.ActTrace?.Invoke(core.Self, tid, $"asked by {participant}: {outcome} (remembered)");
             return Task.FromResult(outcome);
         }
@@ -372,7 +374,8 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
             }
         }
 
-        core.Ended.Prune(options.OutcomeRetention);
+        // Without a log nothing else can answer for a commit a participant has not acknowledged: it is kept until it is.
+        core.Ended.Prune(options.OutcomeRetention, keepUnacknowledged: !Runtime.Log.Enabled);
     }
 
     private async Task SendCommitAgainAsync(long tid, GrainId participant, BatchPosition maxBefore, object activation)
@@ -396,7 +399,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         }
     }
 
-    /// <summary><paramref name="participant"/> knows that <paramref name="tid"/> committed; the last one to know closes the commit.</summary>
+    /// <summary><paramref name="participant"/> applied the commit of <paramref name="tid"/>; the last one to do so closes the commit.</summary>
     private void Acknowledged(long tid, GrainId participant)
     {
         if (core.Ended.Acknowledge(tid, participant))

@@ -26,8 +26,9 @@ internal sealed class RecentOutcomes
         _unacknowledged[tid] = ([.. participants], maxBefore, Environment.TickCount64);
 
     /// <summary>
-    /// <paramref name="participant"/> learned the commit of <paramref name="tid"/> (it asked, or acknowledged a repeated
-    /// message); returns true when it was the last one still to hear it.
+    /// <paramref name="participant"/> acknowledged a commit message of <paramref name="tid"/> (it answers one once it has
+    /// applied the commit, or had already); returns true when it was the last one still to hear it. A participant's
+    /// question about the outcome is no acknowledgement (see <see cref="ActParticipant{TState}.Resolve"/>).
     /// </summary>
     public bool Acknowledge(long tid, GrainId participant) =>
         _unacknowledged.TryGetValue(tid, out var entry) && entry.Waiting.Remove(participant) && entry.Waiting.Count == 0 && _unacknowledged.Remove(tid);
@@ -77,14 +78,19 @@ internal sealed class RecentOutcomes
     /// <summary>Commits some participant has not acknowledged yet.</summary>
     public int UnacknowledgedCount => _unacknowledged.Count;
 
-    public void Prune(TimeSpan retention)
+    /// <summary>
+    /// Forgets outcomes older than <paramref name="retention"/>; with <paramref name="keepUnacknowledged"/>, not commits some
+    /// participant has still to acknowledge (without a log, nothing else answers for them: a participant asking later would
+    /// hear "aborted", presumed abort, and drop a committed write).
+    /// </summary>
+    public void Prune(TimeSpan retention, bool keepUnacknowledged = false)
     {
         var cutoff = Environment.TickCount64 - (long)retention.TotalMilliseconds;
         foreach (var (tid, entry) in _outcomes)
         {
-            if (entry.At < cutoff)
+            if (entry.At < cutoff && !(keepUnacknowledged && _unacknowledged.ContainsKey(tid)))
             {
-                // The log's open commits still answer for it (see ActParticipant.Resolve).
+                // With a log, its open commits still answer for it (see ActParticipant.Resolve).
                 _outcomes.Remove(tid);
                 _unacknowledged.Remove(tid);
             }

@@ -4,21 +4,21 @@ using Xunit;
 
 namespace Snapper.Tests.Units;
 
-/// <summary>A first actor's memory of commits some participants missed: closed when the last of them asked.</summary>
+/// <summary>A first actor's memory of commits some participants missed: closed when the last of them acknowledged it.</summary>
 public sealed class RecentOutcomesTests
 {
     private static readonly GrainId P1 = GrainId.Create("account", "1");
     private static readonly GrainId P2 = GrainId.Create("account", "2");
 
     [Fact]
-    public void A_commit_is_closed_only_when_every_participant_that_missed_it_has_asked()
+    public void A_commit_is_closed_only_when_every_participant_that_missed_it_has_acknowledged_it()
     {
         var outcomes = new RecentOutcomes();
         outcomes.Record(7, TxnOutcome.Committed);
         outcomes.AwaitAcknowledgements(7, [P1, P2], BatchPosition.None);
 
         Assert.False(outcomes.Acknowledge(7, P1));
-        Assert.False(outcomes.Acknowledge(7, P1)); // asking twice counts once
+        Assert.False(outcomes.Acknowledge(7, P1)); // acknowledging twice counts once
         Assert.True(outcomes.Acknowledge(7, P2));
         Assert.False(outcomes.Acknowledge(7, P2));
         Assert.True(outcomes.TryGet(7, out var outcome));
@@ -26,7 +26,7 @@ public sealed class RecentOutcomesTests
     }
 
     [Fact]
-    public void A_commit_every_participant_acknowledged_is_never_closed_by_a_question()
+    public void A_commit_every_participant_acknowledged_is_not_closed_again()
     {
         var outcomes = new RecentOutcomes();
         outcomes.Record(8, TxnOutcome.Committed);
@@ -53,6 +53,26 @@ public sealed class RecentOutcomesTests
         Assert.Empty(outcomes.ToSendAgain(TimeSpan.FromHours(1))); // counted as sent again now
         Assert.True(outcomes.Acknowledge(9, P2));
         Assert.Empty(outcomes.ToSendAgain(TimeSpan.FromMilliseconds(-1)));
+        Assert.False(outcomes.HasUnacknowledgedCommits);
+    }
+
+    [Fact]
+    public void Without_a_log_a_commit_still_to_be_acknowledged_outlives_the_retention()
+    {
+        var outcomes = new RecentOutcomes();
+        outcomes.Record(10, TxnOutcome.Committed);
+        outcomes.AwaitAcknowledgements(10, [P1], BatchPosition.None);
+        outcomes.Record(11, TxnOutcome.Aborted);
+
+        outcomes.Prune(TimeSpan.FromMilliseconds(-1), keepUnacknowledged: true);
+        Assert.True(outcomes.TryGet(10, out var outcome)); // a participant asking now still hears "committed"
+        Assert.Equal(TxnOutcome.Committed, outcome);
+        Assert.Single(outcomes.ToSendAgain(TimeSpan.FromMilliseconds(-1)));
+        Assert.False(outcomes.TryGet(11, out _));
+
+        // With a log, its open commits answer instead: memory lets go after the retention.
+        outcomes.Prune(TimeSpan.FromMilliseconds(-1));
+        Assert.False(outcomes.TryGet(10, out _));
         Assert.False(outcomes.HasUnacknowledgedCommits);
     }
 }
