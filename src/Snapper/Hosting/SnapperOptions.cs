@@ -157,6 +157,9 @@ public sealed class SnapperOptions
     /// </summary>
     public int PactQueueCapacity { get; set; } = 65_536;
 
-    /// <summary>How long an actor remembers the outcome of an ended transaction, for late messages. Default: 5 min.</summary>
+    /// <summary>
+    /// How long an actor remembers the outcome of an ended transaction, for late messages. A commit some participant has not
+    /// acknowledged is kept longer, until it has: in the log's open commits, or, without a log, in memory. Default: 5 min.
+    /// </summary>
     public TimeSpan OutcomeRetention { get; set; } = TimeSpan.FromMinutes(5);
 }
