@@ -46,6 +46,15 @@ alive() {
 
 recorded_pid() { cat "$run_dir/$1.pid" 2>/dev/null || true; }
 
+# Whether process PID exists and has not exited (a zombie has). For a silo just launched: until it has exec'd the silo,
+# its command line is still the launching shell's, so alive's check of the command line would call it dead (a loaded
+# machine makes that window long), and a pid this script just got cannot have been reused.
+running() {
+  local state
+  state="$(ps -o stat= -p "$1" 2>/dev/null)" || return 1
+  [[ -n "$state" && "$state" != Z* ]]
+}
+
 # Whether something accepts TCP connections on HOST:PORT (bash's /dev/tcp, bounded by a second).
 port_open() { timeout 1 bash -c "exec 3<>/dev/tcp/$1/$2" 2>/dev/null; }
 
@@ -87,7 +96,7 @@ wait_silo() {
   gateway="$(silo_field "$name" gateway)"
   deadline=$((SECONDS + timeout))
   while :; do
-    if ! alive "$pid"; then
+    if [ -z "$pid" ] || ! running "$pid"; then
       show_failure "$name"
       echo "error: $name (pid $pid) exited during start" >&2
       return 1
