@@ -45,7 +45,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
                 var prepared = new Task<PrepareResult>[participants.Length];
                 for (var i = 0; i < participants.Length; i++)
                 {
-                    prepared[i] = Runtime.Participant(participants[i]).Prepare(prepare);
+                    prepared[i] = Runtime.SendPrepare(participants[i], prepare);
                 }
 
                 votes = await Task.WhenAll(prepared).WaitAsync(Runtime.Options.PrepareTimeout);
@@ -209,7 +209,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
             return Task.FromException(new TimeoutException("withheld by a test"));
         }
 
-        var sent = Runtime.Participant(participant).Commit(commit);
+        var sent = Runtime.SendCommit(participant, commit);
         return hooks.DropActCommitAcknowledgement?.Invoke(participant) == true
             ? sent.ContinueWith(static _ => throw new TimeoutException("acknowledgement dropped by a test"), TaskScheduler.Default)
             : sent;

@@ -387,7 +387,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
                 return;
             }
 
-            await Runtime.Participant(participant).Commit(new ActPhaseRequest(Runtime.CallKeys.Own, tid, maxBefore)).WaitAsync(Runtime.Options.PrepareTimeout);
+            await Runtime.SendCommit(participant, new ActPhaseRequest(Runtime.CallKeys.Own, tid, maxBefore)).WaitAsync(Runtime.Options.PrepareTimeout);
             if (core.IsOwnedBy(activation))
             {
                 Acknowledged(tid, participant);

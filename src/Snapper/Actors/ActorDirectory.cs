@@ -11,6 +11,10 @@ internal sealed class ActorDirectory
 {
     private readonly ConcurrentDictionary<GrainId, object> _cores = new();
 
+    // Activations that take calls inside transactions directly (SnapperOptions.LocalCalls): each from the end of its
+    // activation until its activation begins to end, at most one per actor.
+    private readonly ConcurrentDictionary<GrainId, ILocalCallee> _localCallees = new();
+
     public ActorDirectory(Diagnostics.SnapperMetrics metrics) =>
         metrics.ObserveEntries("actors", "Transactional actors with a core in this silo.", () => _cores.Count);
 
@@ -33,4 +37,14 @@ internal sealed class ActorDirectory
 
     /// <summary>Forgets an actor whose state moved to another silo.</summary>
     public void Remove(GrainId actor) => _cores.TryRemove(actor, out _);
+
+    /// <summary>Marks <paramref name="activation"/> as the one that takes local calls to <paramref name="actor"/> (see <see cref="ILocalCallee"/>).</summary>
+    public void ServeLocalCalls(GrainId actor, ILocalCallee activation) => _localCallees[actor] = activation;
+
+    /// <summary>Stops sending local calls to <paramref name="activation"/>; a later activation of the actor that took over stays.</summary>
+    public void StopLocalCalls(GrainId actor, ILocalCallee activation) =>
+        _localCallees.TryRemove(new KeyValuePair<GrainId, ILocalCallee>(actor, activation));
+
+    /// <summary>The activation of <paramref name="actor"/> in this silo that takes local calls, if there is one.</summary>
+    public ILocalCallee? LocalCallee(GrainId actor) => _localCallees.TryGetValue(actor, out var callee) ? callee : null;
 }

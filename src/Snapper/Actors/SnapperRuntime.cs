@@ -31,6 +31,7 @@ internal sealed class SnapperRuntime(
     Orleans.Metadata.GrainInterfaceTypeResolver interfaceTypes,
     SiloCallKeys callKeys,
     Act.ParticipantWatchdog watchdog,
+    IOptions<Orleans.Configuration.GrainCollectionOptions> collection,
     ILoggerFactory loggerFactory)
 {
     // Orleans resolves a reference's interface type from the CLR type on every GetGrain<T>(GrainId) (attribute lookups
@@ -88,6 +89,13 @@ internal sealed class SnapperRuntime(
     /// </summary>
     public bool ServesHere(GrainId actor) => !Placement.Clustered || (Options.Role == SiloRole.Worker && Placement.WorkerOf(actor) == Options.WorkerIndex);
 
+    /// <summary>
+    /// How long a local call keeps its callee's activation from idle collection: twice Orleans' collection age. Orleans
+    /// counts only its own messages as activity, so an actor reached by local calls alone would look idle and be collected
+    /// while in use (see <c>TransactionalActor.LocalCalls.cs</c>).
+    /// </summary>
+    public TimeSpan LocalCallKeepAlive { get; } = 2 * collection.Value.CollectionAge;
+
     /// <summary>Test-only switches (all off outside tests).</summary>
     public SnapperTestHooks TestHooks { get; } = testHooks;
 
@@ -134,6 +142,22 @@ internal sealed class SnapperRuntime(
 
     /// <summary>Snapper's internal call entry point of a transactional actor.</summary>
     public IActorCallee Callee(GrainId actor) => (IActorCallee)grainFactory.GetGrain(actor, _calleeType);
+
+    /// <summary>
+    /// Sends a call inside a transaction to <paramref name="actor"/>: a local call if its activation in this silo takes
+    /// them (<see cref="ILocalCallee"/>), else an Orleans call (which also reaches actors not active yet, in other silos, or
+    /// ending their activation).
+    /// </summary>
+    public ValueTask<CallResponse> SendCall(GrainId actor, CallRequest request) =>
+        Actors.LocalCallee(actor)?.TryCallLocal(request) is { } local ? new(local) : Callee(actor).ExecuteCall(request);
+
+    /// <summary>Sends an ACT's prepare to <paramref name="actor"/>, locally where it can (as <see cref="SendCall"/>).</summary>
+    public Task<PrepareResult> SendPrepare(GrainId actor, ActPhaseRequest request) =>
+        Actors.LocalCallee(actor)?.TryPrepareLocal(request) ?? Participant(actor).Prepare(request);
+
+    /// <summary>Sends an ACT's commit to <paramref name="actor"/>, locally where it can (as <see cref="SendCall"/>).</summary>
+    public Task SendCommit(GrainId actor, ActPhaseRequest request) =>
+        Actors.LocalCallee(actor)?.TryCommitLocal(request) ?? Participant(actor).Commit(request);
 
     /// <summary>A private copy of committed state for one transaction; installed only if it commits.</summary>
     public T Copy<T>(T state) where T : class =>

@@ -254,7 +254,7 @@ public abstract partial class TransactionalActor<TState>
         Schedule.CallStarted(context.Tid);
         try
         {
-            response = await _runtime.Callee(actor).ExecuteCall(request);
+            response = await _runtime.SendCall(actor, request);
         }
         catch (Exception exception)
         {

@@ -30,7 +30,7 @@ namespace Snapper;
 [Reentrant]
 [Cluster.TransactionalActorPlacement]
 public abstract partial class TransactionalActor<TState> : Grain, ITransactionalActor, Actors.IActorCallee, IActParticipant, IGrainMigrationParticipant,
-    Migration.IMigratingActor, Act.IWatchedActivation
+    Migration.IMigratingActor, Act.IWatchedActivation, Actors.ILocalCallee
     where TState : class, new()
 {
     private const string MigratedStateKey = "snapper.committed-state";
@@ -44,7 +44,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     /// <summary>
     /// Joins the activation's life cycle, so that when the activation ends (deactivated, collected, migrated, or failed
     /// after it started), and whether or not a subclass's <see cref="Grain.OnDeactivateAsync"/> calls its base, it gives
-    /// up the actor's core in one of its last turns.
+    /// up the actor's core in one of its last turns, after the local calls still running on it (<c>TransactionalActor.LocalCalls.cs</c>).
     /// </summary>
     /// <remarks>
     /// The step is at the last stage, whose stop runs first: a slow stop of another observer cannot keep it from running
@@ -53,10 +53,10 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     /// </remarks>
     protected TransactionalActor()
     {
-        GrainContext.ObservableLifecycle.Subscribe<TransactionalActor<TState>>(GrainLifecycleStage.Last, static _ => Task.CompletedTask, _ =>
+        GrainContext.ObservableLifecycle.Subscribe<TransactionalActor<TState>>(GrainLifecycleStage.Last, static _ => Task.CompletedTask, async _ =>
         {
+            await StopLocalCallsAsync();
             _core?.Release(this);
-            return Task.CompletedTask;
         });
     }
 
@@ -511,6 +511,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     {
         try
         {
+            TakeLocalCallsOnce();
             var method = _methods.Resolve(request.Method, request.Input);
             RefuseWhileMigrating();
 
@@ -625,6 +626,13 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     async ValueTask<CallResponse> Actors.IActorCallee.ExecuteCall(CallRequest request)
     {
         await _runtime.CallKeys.VerifyAsync(request.Sender, nameof(Actors.IActorCallee.ExecuteCall));
+        TakeLocalCallsOnce();
+        return await ExecuteAdmittedCallAsync(request);
+    }
+
+    /// <summary>Runs a call inside a transaction that came from a transactional actor (proved by its silo's key, or local).</summary>
+    private async ValueTask<CallResponse> ExecuteAdmittedCallAsync(CallRequest request)
+    {
         var method = ResolveCall(request);
         var context = request.Context;
         var input = _runtime.CopyValue(request.Input);
@@ -741,7 +749,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         CallResponse response;
         try
         {
-            response = await _runtime.Callee(actor).ExecuteCall(request);
+            response = await _runtime.SendCall(actor, request);
         }
         catch (Exception exception)
         {

@@ -44,6 +44,14 @@ public sealed class SnapperOptions
     public bool GlobalCommitShortcut { get; set; } = true;
 
     /// <summary>
+    /// Whether a call inside a transaction (<c>CallActor</c>) to an actor whose activation is in the same silo runs on that
+    /// activation's own task scheduler, as a reentrant call of Orleans would, instead of as an Orleans message: the call
+    /// skips the message, its callback and its response, and keeps the actor's turn-based execution. Calls to actors in
+    /// other silos, not active yet, or whose activation is ending are Orleans calls either way. Default: true.
+    /// </summary>
+    public bool LocalCalls { get; set; } = true;
+
+    /// <summary>
     /// Longest the master gathers global PACTs into one batch (thesis §4.2.3.3, tuned batching): zero emits whatever
     /// arrived while the previous batch was being emitted; a few milliseconds make fewer, larger global batches, each
     /// costing the workers one commit round trip to the master. Default: zero.

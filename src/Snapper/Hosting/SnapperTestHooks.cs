@@ -112,4 +112,10 @@ internal sealed class SnapperTestHooks
     /// first actor): the history tests print the steps of a transaction the checker finds wrong.
     /// </summary>
     public Action<GrainId, long, string>? ActTrace { get; set; }
+
+    /// <summary>
+    /// Called with the callee's actor when a call inside a transaction starts on it as a local call (<see
+    /// cref="SnapperOptions.LocalCalls"/>), on the caller's thread, before it reaches the callee's scheduler.
+    /// </summary>
+    public Action<GrainId>? LocalCallStarted { get; set; }
 }

@@ -67,8 +67,14 @@ public sealed record ReachThenRead([property: Id(0)] string Gate, [property: Id(
 [GenerateSerializer]
 public sealed record ReachThenTouchTwice([property: Id(0)] string Gate, [property: Id(1)] long Target);
 
+/// <summary>Call <paramref name="Target"/>'s <c>Hold</c> at <paramref name="Gate"/> (writing it) and await it: the callee holds inside the call.</summary>
+[GenerateSerializer]
+public sealed record CallHold([property: Id(0)] long Target, [property: Id(1)] string Gate);
+
 public interface IProbe : ITransactionalActor, IGrainWithIntegerKey
 {
+    Task<long> CallHold(TxnContext ctx, CallHold input);
+
     Task ReachThenTouchTwice(TxnContext ctx, ReachThenTouchTwice input);
 
     Task CallThenHold(TxnContext ctx, CallThenHold input);
@@ -136,6 +142,9 @@ public sealed class Probe : ControllableActor<ProbeState>, IProbe
 
         return ctx.Tid;
     }
+
+    public Task<long> CallHold(TxnContext ctx, CallHold input) =>
+        CallActor(ctx, GrainFactory.GetGrain<IProbe>(input.Target).Hold, new Hold(input.Gate, AccessMode.ReadWrite));
 
     public async Task CallThenHold(TxnContext ctx, CallThenHold input)
     {

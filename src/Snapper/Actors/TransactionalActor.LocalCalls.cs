@@ -1,0 +1,176 @@
+using Microsoft.Extensions.Logging;
+
+namespace Snapper;
+
+/// <summary>
+/// Local calls (<see cref="Hosting.SnapperOptions.LocalCalls"/>): a call inside a transaction, or an ACT's prepare or
+/// commit, from an actor of the same silo runs on this activation's task scheduler instead of arriving as an Orleans
+/// message.
+/// </summary>
+/// <remarks>
+/// <para>
+/// An Orleans call between two grains of one silo costs a message, a callback entry, an invokable, a response and
+/// their state machines on both sides, about as much CPU as the PACT's own bookkeeping. A local call is one task queued
+/// on the callee activation's scheduler: it runs as a turn of that activation, interleaved with its other turns at
+/// awaits exactly as a call to a reentrant grain is (transactional actors are reentrant), and concurrency control
+/// decides who touches the state, as for any call.
+/// </para>
+/// <para>Invariants:</para>
+/// <list type="bullet">
+/// <item>An activation starts taking local calls at the first transaction or call that reaches it through Orleans (the
+/// one that activated it, as a rule), so never before its activation completed (the subclass's
+/// <see cref="Grain.OnActivateAsync"/> included: Orleans delivers no message before that); only while it owns the
+/// actor's core; and never again once it began to end: it leaves the directory first thing in its last life-cycle stage's
+/// stop.</item>
+/// <item>Orleans does not see local calls, so it would end the activation under them: the stop step refuses new ones and
+/// waits until every admitted one has finished (queued ones included, bounded by ExecutionTimeout, after which a PACT
+/// has aborted anyway), and only then gives up the core. A call is admitted or refused with one counter and one flag, each
+/// side writing its own with a full fence before reading the other's, so no call is admitted unseen by the stop step.</item>
+/// <item>An admitted call runs here even if the activation begins to end meanwhile: sending it to Orleans then would
+/// wait for the next activation, which waits for this one's end, which waits for the call.</item>
+/// <item>Orleans counts only its messages as activity, so an activation reached by local calls alone would be collected
+/// as idle while in use (and every call to it would then wait for its end and a new activation): a local call keeps
+/// its activation alive for twice Orleans' collection age, renewed at most every quarter of that age, so an actor is
+/// collected only once neither Orleans nor local calls have reached it for a while.</item>
+/// <item>A local call skips the silo-key check of Snapper's entry points (<see cref="Actors.IActorCallee.ExecuteCall"/>,
+/// <see cref="Act.IActParticipant"/>): it never leaves the
+/// process, and nothing outside Snapper reaches <see cref="Actors.ILocalCallee"/>. Input and result are copied as for an
+/// Orleans call inside a silo (by <see cref="Actors.SnapperRuntime.CopyValue"/>).</item>
+/// </list>
+/// </remarks>
+public abstract partial class TransactionalActor<TState>
+{
+    // This activation's task scheduler, from its first Orleans call into a transaction; null while it takes no local calls.
+    private TaskScheduler? _turns;
+    private bool _localCallsChecked;
+    // Local calls admitted and not finished (queued or running); changed from callers' threads, so with Interlocked.
+    private int _localCalls;
+    // 1 once the activation began to end: no local call is admitted from then on.
+    private int _closing;
+    private TaskCompletionSource? _localCallsDrained;
+    // When a local call next renews this activation's keep-alive (Environment.TickCount64).
+    private long _keepAliveRenewAt;
+
+    /// <summary>
+    /// Starts taking local calls, at the first Orleans call into a transaction here (on this activation's scheduler, so
+    /// <see cref="TaskScheduler.Current"/> is the one to queue local calls on).
+    /// </summary>
+    private void TakeLocalCallsOnce()
+    {
+        if (_localCallsChecked)
+        {
+            return;
+        }
+
+        _localCallsChecked = true;
+
+        // Outside an activation's scheduler (never expected in a silo) there is nothing to queue calls on: Orleans calls only.
+        if (_core is not null && _runtime.Options.LocalCalls && Volatile.Read(ref _closing) == 0 && TaskScheduler.Current != TaskScheduler.Default)
+        {
+            _turns = TaskScheduler.Current;
+            _runtime.Actors.ServeLocalCalls(_self, this);
+        }
+    }
+
+    /// <summary>
+    /// Stops taking local calls and waits for the admitted ones to finish (the last life-cycle stage's stop), so that the
+    /// core is given up only when no method of this activation runs any more.
+    /// </summary>
+    private async Task StopLocalCallsAsync()
+    {
+        if (_turns is null)
+        {
+            return;
+        }
+
+        _runtime.Actors.StopLocalCalls(_self, this);
+        _localCallsDrained = new(TaskCreationOptions.RunContinuationsAsynchronously);
+        Interlocked.Exchange(ref _closing, 1);
+        if (Volatile.Read(ref _localCalls) == 0)
+        {
+            return;
+        }
+
+        try
+        {
+            await _localCallsDrained.Task.WaitAsync(_runtime.Options.ExecutionTimeout);
+        }
+        catch (TimeoutException)
+        {
+            _core.Logger.LogWarning("Actor {Actor} ends its activation with {Calls} local call(s) still running after {Timeout}",
+                _self, Volatile.Read(ref _localCalls), _runtime.Options.ExecutionTimeout);
+        }
+    }
+
+    Task<Actors.CallResponse>? Actors.ILocalCallee.TryCallLocal(Actors.CallRequest request)
+    {
+        if (!AdmitLocalCall())
+        {
+            return null;
+        }
+
+        _runtime.TestHooks.LocalCallStarted?.Invoke(_self);
+        return RunLocalAsync(request, static (actor, r) => actor.ExecuteAdmittedCallAsync(r));
+    }
+
+    Task<Act.PrepareResult>? Actors.ILocalCallee.TryPrepareLocal(Act.ActPhaseRequest request) =>
+        AdmitLocalCall()
+            ? RunLocalAsync(request, static (actor, r) => new ValueTask<Act.PrepareResult>(actor.Participant.Prepare(r.Tid, r.MaxBefore, r.ReadUncommitted)))
+            : null;
+
+    Task? Actors.ILocalCallee.TryCommitLocal(Act.ActPhaseRequest request) =>
+        AdmitLocalCall() ? RunLocalAsync(request, static async (actor, r) =>
+        {
+            await actor.Participant.Commit(r.Tid, r.MaxBefore);
+            return true;
+        }) : null;
+
+    /// <summary>Counts a local call in, unless the activation has begun to end (then false, and nothing is counted).</summary>
+    private bool AdmitLocalCall()
+    {
+        Interlocked.Increment(ref _localCalls);
+        if (Volatile.Read(ref _closing) != 0)
+        {
+            LocalCallEnded();
+            return false;
+        }
+
+        return true;
+    }
+
+    /// <summary>Runs admitted work as a turn of this activation, and counts it out when it ends.</summary>
+    private async Task<TResult> RunLocalAsync<TArg, TResult>(TArg arg, Func<TransactionalActor<TState>, TArg, ValueTask<TResult>> work)
+    {
+        try
+        {
+            await new Actors.ActivationTurn(_turns!);
+            KeepAliveForLocalCalls();
+            return await work(this, arg);
+        }
+        finally
+        {
+            LocalCallEnded();
+        }
+    }
+
+    /// <summary>Keeps this activation from idle collection while local calls reach it (on its scheduler).</summary>
+    private void KeepAliveForLocalCalls()
+    {
+        var now = Environment.TickCount64;
+        if (now >= _keepAliveRenewAt)
+        {
+            var keepAlive = _runtime.LocalCallKeepAlive;
+            _keepAliveRenewAt = now + (long)(keepAlive.TotalMilliseconds / 8);
+            DelayDeactivation(keepAlive);
+        }
+    }
+
+    private void LocalCallEnded()
+    {
+        if (Interlocked.Decrement(ref _localCalls) == 0 && Volatile.Read(ref _closing) != 0)
+        {
+            _localCallsDrained?.TrySetResult();
+        }
+    }
+
+}

@@ -1,0 +1,167 @@
+using System.Collections.Concurrent;
+using Orleans;
+using Orleans.Runtime;
+using Orleans.TestingHost;
+using Snapper.Hosting;
+using Snapper.Tests.Actors;
+using Xunit;
+
+namespace Snapper.Tests.Activation;
+
+/// <summary>
+/// Calls inside a transaction between actors of one silo run on the callee's activation directly (local calls), in both
+/// modes; an activation that ends under a local call waits for it, and the next activation serves from then on.
+/// </summary>
+public sealed class LocalCallTests : IAsyncLifetime
+{
+    private readonly ConcurrentQueue<GrainId> _localCalls = new();
+    private InProcessTestCluster _local = null!;
+    private InProcessTestCluster _orleansOnly = null!;
+
+    public async Task InitializeAsync()
+    {
+        _local = await ClusterFixture.StartAsync(_ => { }, new SnapperTestHooks { LocalCallStarted = _localCalls.Enqueue });
+        _orleansOnly = await ClusterFixture.StartAsync(o => o.LocalCalls = false, new SnapperTestHooks { LocalCallStarted = _localCalls.Enqueue });
+    }
+
+    public async Task DisposeAsync()
+    {
+        await _local.DisposeAsync();
+        await _orleansOnly.DisposeAsync();
+    }
+
+    private int LocalCallsTo(IAddressable actor) => _localCalls.Count(id => id == actor.GetGrainId());
+
+    [Theory]
+    [InlineData(true, true)]
+    [InlineData(true, false)]
+    [InlineData(false, true)]
+    [InlineData(false, false)]
+    public async Task A_call_to_an_active_actor_of_the_same_silo_is_local_unless_switched_off(bool localCalls, bool pact)
+    {
+        var grains = (localCalls ? _local : _orleansOnly).Client;
+        var (root, callee) = (grains.GetGrain<IProbe>(ClusterFixture.NewId()), grains.GetGrain<IProbe>(ClusterFixture.NewId()));
+        await callee.StartTxn(callee.Increment, 1); // activates the callee; a call to an actor not active yet goes through Orleans
+
+        for (var i = 0; i < 3; i++)
+        {
+            var input = new CallThenHold(callee.GetPrimaryKeyLong(), $"local-{localCalls}-{pact}-{i}-{root.GetPrimaryKeyLong()}");
+            Gates.Release(input.Gate);
+            await (pact ? root.StartTxn(root.CallThenHold, input, ActorAccessInfo.Of(root, callee)) : root.StartTxn(root.CallThenHold, input));
+        }
+
+        Assert.Equal(localCalls ? 3 : 0, LocalCallsTo(callee));
+        Assert.Equal(4, await callee.StartTxn(callee.Read, 0));
+        Assert.Equal(3, await root.StartTxn(root.Read, 0));
+    }
+
+    /// <summary>
+    /// The callee holds at a gate inside a local call while its activation is asked to end. Orleans does not see local
+    /// calls, so without Snapper's wait the activation would end under the call and a new one would serve: here no new
+    /// activation answers until the call returned, and the transaction then commits its write on the callee.
+    /// </summary>
+    [Theory]
+    [InlineData(Ending.SelfDeactivate, true)]
+    [InlineData(Ending.SelfDeactivate, false)]
+    [InlineData(Ending.ExtensionDeactivate, true)]
+    [InlineData(Ending.ExtensionDeactivate, false)]
+    [InlineData(Ending.SelfMigrate, true)]
+    [InlineData(Ending.SelfMigrate, false)]
+    public async Task An_activation_ending_under_a_local_call_ends_only_after_it(Ending ending, bool pact)
+    {
+        var grains = _local.Client;
+        var (root, callee) = (grains.GetGrain<IProbe>(ClusterFixture.NewId()), grains.GetGrain<IProbe>(ClusterFixture.NewId()));
+        await callee.StartTxn(callee.Read, 0);
+        var gate = $"ending-{ending}-{pact}-{root.GetPrimaryKeyLong()}";
+        var input = new CallHold(callee.GetPrimaryKeyLong(), gate);
+        var txn = pact ? root.StartTxn(root.CallHold, input, ActorAccessInfo.Of(root, callee)) : root.StartTxn(root.CallHold, input);
+        await Gates.WhenReached(gate);
+        Assert.Equal(1, LocalCallsTo(callee));
+
+        var control = callee.Cast<IActivationControl>();
+        var before = (await control.WhoAmI()).Activation;
+        // Not awaited yet: the test cluster's DeactivateAsync returns only once the activation is gone.
+        var ended = ending.Begin(_local, control);
+
+        // Calls the old activation still takes before it begins to end are answered by it; once it ends, Orleans holds
+        // the next call until the activation is gone. Neither may name a new activation while the local call runs.
+        var next = control.WhoAmI();
+        for (var round = 0; round < 10; round++)
+        {
+            if (await Task.WhenAny(next, Task.Delay(50)) == next)
+            {
+                Assert.Equal(before, (await next).Activation);
+                next = control.WhoAmI();
+            }
+        }
+
+        Gates.Release(gate);
+        await txn;
+        await ended;
+
+        var after = (await next).Activation;
+        if (after == before)
+        {
+            after = (await control.WhoAmI()).Activation;
+        }
+
+        Assert.NotEqual(before, after);
+        Assert.Equal(1, await callee.StartTxn(callee.Read, 0));
+
+        // The new activation takes local calls in its turn.
+        await root.StartTxn(root.CallThenHold, Released(new CallThenHold(callee.GetPrimaryKeyLong(), gate + "-after")), ActorAccessInfo.Of(root, callee));
+        Assert.Equal(2, LocalCallsTo(callee));
+        Assert.Equal(2, await callee.StartTxn(callee.Read, 0));
+    }
+
+    private static CallThenHold Released(CallThenHold input)
+    {
+        Gates.Release(input.Gate);
+        return input;
+    }
+}
+
+/// <summary>
+/// Orleans counts only its own messages as activity: an actor that only local calls reach must not be collected as
+/// idle while they keep coming (it would be, after the collection age, without Snapper's keep-alive).
+/// </summary>
+public sealed class LocalCallKeepAliveTests
+{
+    private static readonly TimeSpan CollectionAge = TimeSpan.FromSeconds(2);
+
+    [Fact]
+    public async Task An_actor_reached_only_by_local_calls_outlives_its_collection_age()
+    {
+        var localCalls = new ConcurrentQueue<GrainId>();
+        var cluster = await ClusterFixture.StartAsync(_ => { }, new SnapperTestHooks { LocalCallStarted = localCalls.Enqueue },
+            configureSilo: silo => silo.Configure<Orleans.Configuration.GrainCollectionOptions>(o =>
+            {
+                o.CollectionQuantum = TimeSpan.FromMilliseconds(250);
+                o.CollectionAge = CollectionAge;
+            }));
+        try
+        {
+            var grains = cluster.Client;
+            var (root, callee) = (grains.GetGrain<IProbe>(ClusterFixture.NewId()), grains.GetGrain<IProbe>(ClusterFixture.NewId()));
+            var control = callee.Cast<IActivationControl>();
+            var first = (await control.WhoAmI()).Activation;
+            await callee.StartTxn(callee.Increment, 1); // its first call into a transaction: it takes local calls from now on
+
+            // Three collection ages of PACTs whose only call to the callee is local.
+            var transactions = 0;
+            var until = DateTime.UtcNow + 3 * CollectionAge;
+            while (DateTime.UtcNow < until)
+            {
+                await root.StartTxn(root.TouchEach, new[] { callee.GetPrimaryKeyLong() }, ActorAccessInfo.Of(root, callee));
+                transactions++;
+            }
+
+            Assert.Equal(transactions, localCalls.Count(id => id == callee.GetGrainId()));
+            Assert.Equal(first, (await control.WhoAmI()).Activation);
+        }
+        finally
+        {
+            await cluster.DisposeAsync();
+        }
+    }
+}
