@@ -19,15 +19,17 @@ namespace Snapper;
 /// <list type="bullet">
 /// <item>An activation starts taking local calls at the first transaction or call that reaches it through Orleans (the
 /// one that activated it, as a rule), so never before its activation completed (the subclass's
-/// <see cref="Grain.OnActivateAsync"/> included: Orleans delivers no message before that); only while it owns the
-/// actor's core; and never again once it began to end: it leaves the directory first thing in its last life-cycle stage's
-/// stop.</item>
-/// <item>Orleans does not see local calls, so it would end the activation under them: the stop step refuses new ones and
-/// waits until every admitted one has finished (queued ones included, bounded by ExecutionTimeout, after which a PACT
-/// has aborted anyway), and only then gives up the core. A call is admitted or refused with one counter and one flag, each
-/// side writing its own with a full fence before reading the other's, so no call is admitted unseen by the stop step.</item>
-/// <item>An admitted call runs here even if the activation begins to end meanwhile: sending it to Orleans then would
-/// wait for the next activation, which waits for this one's end, which waits for the call.</item>
+/// <see cref="Grain.OnActivateAsync"/> included: Orleans delivers no message before that), and only while it owns the
+/// actor's core.</item>
+/// <item>Orleans does not see local calls, so it would end the activation under them. Its end (the last life-cycle stage's
+/// stop, which Orleans runs after <see cref="Grain.OnDeactivateAsync"/>) waits for them in two steps, together bounded by
+/// ExecutionTimeout (after which a PACT has aborted anyway) and by Orleans' own deactivation timeout. First it still takes
+/// local calls and waits for a moment when none runs: a call it is running may call another actor that calls back into
+/// this one, and refusing that call would send it to Orleans, which holds it for the next activation, which waits for
+/// this one to end. Then it leaves the directory, refuses new ones, and waits for the last admitted ones. Only then does
+/// it give up the core, so that two activations never run on one core. A call is admitted or refused with one counter
+/// and one state, each side writing its own with a full fence before reading the other's, so no call is admitted unseen
+/// by the step that waits. An admitted call runs here even if the end has begun meanwhile, for the same reason.</item>
 /// <item>Orleans counts only its messages as activity, so an activation reached by local calls alone would be collected
 /// as idle while in use (and every call to it would then wait for its end and a new activation): a local call keeps
 /// its activation alive for twice Orleans' collection age, renewed at most every quarter of that age, so an actor is
@@ -45,8 +47,9 @@ public abstract partial class TransactionalActor<TState>
     private bool _localCallsChecked;
     // Local calls admitted and not finished (queued or running); changed from callers' threads, so with Interlocked.
     private int _localCalls;
-    // 1 once the activation began to end: no local call is admitted from then on.
+    // Open, Ending (the activation's end began; local calls are still taken until none runs) or Closed (refused).
     private int _closing;
+    private const int Open = 0, Ending = 1, Closed = 2;
     private TaskCompletionSource? _localCallsDrained;
     // When a local call next renews this activation's keep-alive (Environment.TickCount64).
     private long _keepAliveRenewAt;
@@ -65,7 +68,7 @@ public abstract partial class TransactionalActor<TState>
         _localCallsChecked = true;
 
         // Outside an activation's scheduler (never expected in a silo) there is nothing to queue calls on: Orleans calls only.
-        if (_core is not null && _runtime.Options.LocalCalls && Volatile.Read(ref _closing) == 0 && TaskScheduler.Current != TaskScheduler.Default)
+        if (_core is not null && _runtime.Options.LocalCalls && Volatile.Read(ref _closing) == Open && TaskScheduler.Current != TaskScheduler.Default)
         {
             _turns = TaskScheduler.Current;
             _runtime.Actors.ServeLocalCalls(_self, this);
@@ -73,32 +76,52 @@ public abstract partial class TransactionalActor<TState>
     }
 
     /// <summary>
-    /// Stops taking local calls and waits for the admitted ones to finish (the last life-cycle stage's stop), so that the
-    /// core is given up only when no method of this activation runs any more.
+    /// Waits until no local call runs here, then stops taking them and waits for the last admitted ones (the last
+    /// life-cycle stage's stop), so that the core is given up only when no method of this activation runs any more.
     /// </summary>
-    private async Task StopLocalCallsAsync()
+    private async Task StopLocalCallsAsync(CancellationToken cancellation)
     {
         if (_turns is null)
         {
             return;
         }
 
+        var bound = _runtime.Options.ExecutionTimeout / 2;
+        var ending = WhenNoLocalCallRunsAsync(Ending, bound, cancellation);
+        _runtime.TestHooks.LocalCallsEnding?.Invoke(_self);
+        if (!await ending)
+        {
+            _core.Logger.LogDebug("Actor {Actor} still ran local calls {Bound} after its activation began to end; it now refuses new ones", _self, bound);
+        }
+
         _runtime.Actors.StopLocalCalls(_self, this);
-        _localCallsDrained = new(TaskCreationOptions.RunContinuationsAsynchronously);
-        Interlocked.Exchange(ref _closing, 1);
+        if (!await WhenNoLocalCallRunsAsync(Closed, bound, cancellation))
+        {
+            _core.Logger.LogWarning("Actor {Actor} ends its activation with {Calls} local call(s) still running after {Timeout}",
+                _self, Volatile.Read(ref _localCalls), _runtime.Options.ExecutionTimeout);
+        }
+    }
+
+    /// <summary>Enters <paramref name="state"/> and waits for a moment when no admitted local call runs; false if none came within <paramref name="bound"/>.</summary>
+    private async Task<bool> WhenNoLocalCallRunsAsync(int state, TimeSpan bound, CancellationToken cancellation)
+    {
+        // Published before the state, so that whoever ends the last call after seeing the state completes this one.
+        var drained = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        _localCallsDrained = drained;
+        Interlocked.Exchange(ref _closing, state);
         if (Volatile.Read(ref _localCalls) == 0)
         {
-            return;
+            return true;
         }
 
         try
         {
-            await _localCallsDrained.Task.WaitAsync(_runtime.Options.ExecutionTimeout);
+            await drained.Task.WaitAsync(bound, cancellation);
+            return true;
         }
-        catch (TimeoutException)
+        catch (Exception exception) when (exception is TimeoutException or OperationCanceledException)
         {
-            _core.Logger.LogWarning("Actor {Actor} ends its activation with {Calls} local call(s) still running after {Timeout}",
-                _self, Volatile.Read(ref _localCalls), _runtime.Options.ExecutionTimeout);
+            return false;
         }
     }
 
@@ -109,7 +132,16 @@ public abstract partial class TransactionalActor<TState>
             return null;
         }
 
-        _runtime.TestHooks.LocalCallStarted?.Invoke(_self);
+        try
+        {
+            _runtime.TestHooks.LocalCallStarted?.Invoke(_self);
+        }
+        catch
+        {
+            LocalCallEnded();
+            throw;
+        }
+
         return RunLocalAsync(request, static (actor, r) => actor.ExecuteAdmittedCallAsync(r));
     }
 
@@ -125,11 +157,11 @@ public abstract partial class TransactionalActor<TState>
             return true;
         }) : null;
 
-    /// <summary>Counts a local call in, unless the activation has begun to end (then false, and nothing is counted).</summary>
+    /// <summary>Counts a local call in, unless the activation refuses them by now (then false, and nothing is counted).</summary>
     private bool AdmitLocalCall()
     {
         Interlocked.Increment(ref _localCalls);
-        if (Volatile.Read(ref _closing) != 0)
+        if (Volatile.Read(ref _closing) == Closed)
         {
             LocalCallEnded();
             return false;
@@ -167,7 +199,7 @@ public abstract partial class TransactionalActor<TState>
 
     private void LocalCallEnded()
     {
-        if (Interlocked.Decrement(ref _localCalls) == 0 && Volatile.Read(ref _closing) != 0)
+        if (Interlocked.Decrement(ref _localCalls) == 0 && Volatile.Read(ref _closing) != Open)
         {
             _localCallsDrained?.TrySetResult();
         }

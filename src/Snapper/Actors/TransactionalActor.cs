@@ -53,9 +53,9 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     /// </remarks>
     protected TransactionalActor()
     {
-        GrainContext.ObservableLifecycle.Subscribe<TransactionalActor<TState>>(GrainLifecycleStage.Last, static _ => Task.CompletedTask, async _ =>
+        GrainContext.ObservableLifecycle.Subscribe<TransactionalActor<TState>>(GrainLifecycleStage.Last, static _ => Task.CompletedTask, async cancellation =>
         {
-            await StopLocalCallsAsync();
+            await StopLocalCallsAsync(cancellation);
             _core?.Release(this);
         });
     }

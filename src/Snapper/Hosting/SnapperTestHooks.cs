@@ -118,4 +118,7 @@ internal sealed class SnapperTestHooks
     /// cref="SnapperOptions.LocalCalls"/>), on the caller's thread, before it reaches the callee's scheduler.
     /// </summary>
     public Action<GrainId>? LocalCallStarted { get; set; }
+
+    /// <summary>Called with the actor when an activation that takes local calls begins to end (it still takes them until none runs).</summary>
+    public Action<GrainId>? LocalCallsEnding { get; set; }
 }

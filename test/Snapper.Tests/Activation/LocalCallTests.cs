@@ -15,12 +15,19 @@ namespace Snapper.Tests.Activation;
 public sealed class LocalCallTests : IAsyncLifetime
 {
     private readonly ConcurrentQueue<GrainId> _localCalls = new();
+    private readonly ConcurrentDictionary<GrainId, TaskCompletionSource> _ending = new();
     private InProcessTestCluster _local = null!;
     private InProcessTestCluster _orleansOnly = null!;
 
     public async Task InitializeAsync()
     {
-        _local = await ClusterFixture.StartAsync(_ => { }, new SnapperTestHooks { LocalCallStarted = _localCalls.Enqueue });
+        // Bounds far above what the staged steps take, so that no bound fires while a test holds a call.
+        _local = await ClusterFixture.StartAsync(o =>
+        {
+            o.ExecutionTimeout = TimeSpan.FromSeconds(30);
+            o.ParticipantTimeout = TimeSpan.FromSeconds(60);
+            o.OutcomeRetention = TimeSpan.FromSeconds(120);
+        }, new SnapperTestHooks { LocalCallStarted = _localCalls.Enqueue, LocalCallsEnding = actor => EndingBegun(actor).TrySetResult() });
         _orleansOnly = await ClusterFixture.StartAsync(o => o.LocalCalls = false, new SnapperTestHooks { LocalCallStarted = _localCalls.Enqueue });
     }
 
@@ -31,6 +38,9 @@ public sealed class LocalCallTests : IAsyncLifetime
     }
 
     private int LocalCallsTo(IAddressable actor) => _localCalls.Count(id => id == actor.GetGrainId());
+
+    private TaskCompletionSource EndingBegun(GrainId actor) =>
+        _ending.GetOrAdd(actor, _ => new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously));
 
     [Theory]
     [InlineData(true, true)]
@@ -114,6 +124,35 @@ public sealed class LocalCallTests : IAsyncLifetime
         Assert.Equal(2, await callee.StartTxn(callee.Read, 0));
     }
 
+    /// <summary>
+    /// The callee's activation begins to end while its held call is still to call another actor that calls it back:
+    /// that call back is taken locally too (refused, it would go to Orleans, which holds it for the next activation,
+    /// which waits for this one to end), the transaction commits, and the activation ends after it.
+    /// </summary>
+    [Fact]
+    public async Task A_call_back_into_an_ending_activation_from_its_running_call_is_taken()
+    {
+        var grains = _local.Client;
+        var ids = ClusterFixture.NewIds(3);
+        var (root, callee, via) = (grains.GetGrain<IProbe>(ids[0]), grains.GetGrain<IProbe>(ids[1]), grains.GetGrain<IProbe>(ids[2]));
+        await callee.StartTxn(callee.Read, 0);
+        await via.StartTxn(via.Read, 0);
+        var gate = $"call-back-{ids[0]}";
+        var txn = root.StartTxn(root.CallHold, new CallHold(ids[1], gate, BackVia: ids[2]));
+        await Gates.WhenReached(gate);
+
+        var control = callee.Cast<IActivationControl>();
+        var before = (await control.WhoAmI()).Activation;
+        await control.DeactivateSelf();
+        await EndingBegun(callee.GetGrainId()).Task.WaitAsync(TimeSpan.FromSeconds(30));
+        Gates.Release(gate);
+        await txn;
+
+        Assert.Equal(2, LocalCallsTo(callee)); // the held call, and the call back into it while its activation ended
+        Assert.Equal(2, await callee.StartTxn(callee.Read, 0)); // its own write and the call back's
+        Assert.NotEqual(before, (await control.WhoAmI()).Activation);
+    }
+
     private static CallThenHold Released(CallThenHold input)
     {
         Gates.Release(input.Gate);
@@ -127,7 +166,7 @@ public sealed class LocalCallTests : IAsyncLifetime
 /// </summary>
 public sealed class LocalCallKeepAliveTests
 {
-    private static readonly TimeSpan CollectionAge = TimeSpan.FromSeconds(2);
+    private static readonly TimeSpan CollectionAge = TimeSpan.FromSeconds(10);
 
     [Fact]
     public async Task An_actor_reached_only_by_local_calls_outlives_its_collection_age()
@@ -136,7 +175,7 @@ public sealed class LocalCallKeepAliveTests
         var cluster = await ClusterFixture.StartAsync(_ => { }, new SnapperTestHooks { LocalCallStarted = localCalls.Enqueue },
             configureSilo: silo => silo.Configure<Orleans.Configuration.GrainCollectionOptions>(o =>
             {
-                o.CollectionQuantum = TimeSpan.FromMilliseconds(250);
+                o.CollectionQuantum = TimeSpan.FromSeconds(1);
                 o.CollectionAge = CollectionAge;
             }));
         try
@@ -147,9 +186,10 @@ public sealed class LocalCallKeepAliveTests
             var first = (await control.WhoAmI()).Activation;
             await callee.StartTxn(callee.Increment, 1); // its first call into a transaction: it takes local calls from now on
 
-            // Three collection ages of PACTs whose only call to the callee is local.
+            // Two and a half collection ages of PACTs whose only call to the callee is local (without the keep-alive it is
+            // collected after one age and a quantum, and the next call goes through Orleans to a new activation).
             var transactions = 0;
-            var until = DateTime.UtcNow + 3 * CollectionAge;
+            var until = DateTime.UtcNow + 2.5 * CollectionAge;
             while (DateTime.UtcNow < until)
             {
                 await root.StartTxn(root.TouchEach, new[] { callee.GetPrimaryKeyLong() }, ActorAccessInfo.Of(root, callee));

@@ -67,13 +67,22 @@ public sealed record ReachThenRead([property: Id(0)] string Gate, [property: Id(
 [GenerateSerializer]
 public sealed record ReachThenTouchTwice([property: Id(0)] string Gate, [property: Id(1)] long Target);
 
-/// <summary>Call <paramref name="Target"/>'s <c>Hold</c> at <paramref name="Gate"/> (writing it) and await it: the callee holds inside the call.</summary>
+/// <summary>
+/// Call <paramref name="Target"/>'s <c>Hold</c> at <paramref name="Gate"/> (writing it) and await it: the callee holds inside
+/// the call. With <paramref name="BackVia"/>, the target then calls that actor, which calls the target back.
+/// </summary>
 [GenerateSerializer]
-public sealed record CallHold([property: Id(0)] long Target, [property: Id(1)] string Gate);
+public sealed record CallHold([property: Id(0)] long Target, [property: Id(1)] string Gate, [property: Id(2)] long? BackVia = null);
+
+/// <summary>Write, report at <paramref name="Gate"/>, wait to be released, then have <paramref name="Via"/> touch this actor.</summary>
+[GenerateSerializer]
+public sealed record HoldThenTouchBack([property: Id(0)] string Gate, [property: Id(1)] long Via);
 
 public interface IProbe : ITransactionalActor, IGrainWithIntegerKey
 {
     Task<long> CallHold(TxnContext ctx, CallHold input);
+
+    Task HoldThenTouchBack(TxnContext ctx, HoldThenTouchBack input);
 
     Task ReachThenTouchTwice(TxnContext ctx, ReachThenTouchTwice input);
 
@@ -143,8 +152,25 @@ public sealed class Probe : ControllableActor<ProbeState>, IProbe
         return ctx.Tid;
     }
 
-    public Task<long> CallHold(TxnContext ctx, CallHold input) =>
-        CallActor(ctx, GrainFactory.GetGrain<IProbe>(input.Target).Hold, new Hold(input.Gate, AccessMode.ReadWrite));
+    public async Task<long> CallHold(TxnContext ctx, CallHold input)
+    {
+        var target = GrainFactory.GetGrain<IProbe>(input.Target);
+        if (input.BackVia is { } via)
+        {
+            await CallActor(ctx, target.HoldThenTouchBack, new HoldThenTouchBack(input.Gate, via));
+            return ctx.Tid;
+        }
+
+        return await CallActor(ctx, target.Hold, new Hold(input.Gate, AccessMode.ReadWrite));
+    }
+
+    public async Task HoldThenTouchBack(TxnContext ctx, HoldThenTouchBack input)
+    {
+        (await GetState(ctx, AccessMode.ReadWrite)).Value++;
+        Gates.Reach(input.Gate, ctx.Tid);
+        await Gates.WhenReleased(input.Gate);
+        await CallActor(ctx, GrainFactory.GetGrain<IProbe>(input.Via).TouchEach, new[] { this.GetPrimaryKeyLong() });
+    }
 
     public async Task CallThenHold(TxnContext ctx, CallThenHold input)
     {
