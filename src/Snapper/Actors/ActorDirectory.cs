@@ -11,8 +11,8 @@ internal sealed class ActorDirectory
 {
     private readonly ConcurrentDictionary<GrainId, object> _cores = new();
 
-    // Activations that take calls inside transactions directly (SnapperOptions.LocalCalls): each from the end of its
-    // activation until its activation begins to end, at most one per actor.
+    // Activations that take calls inside transactions directly (SnapperOptions.LocalCalls): each from its first Orleans
+    // call into a transaction until its end refuses local calls, at most one per actor.
     private readonly ConcurrentDictionary<GrainId, ILocalCallee> _localCallees = new();
 
     public ActorDirectory(Diagnostics.SnapperMetrics metrics) =>

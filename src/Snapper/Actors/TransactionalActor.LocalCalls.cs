@@ -47,8 +47,9 @@ public abstract partial class TransactionalActor<TState>
     private bool _localCallsChecked;
     // Local calls admitted and not finished (queued or running); changed from callers' threads, so with Interlocked.
     private int _localCalls;
-    // Open, Ending (the activation's end began; local calls are still taken until none runs) or Closed (refused).
-    private int _closing;
+    // Open, Ending (the activation's end began; local calls are still taken until none runs) or Closed (refused); written
+    // with Interlocked and read with Volatile, as callers read it from their own threads.
+    private int _localCallState;
     private const int Open = 0, Ending = 1, Closed = 2;
     private TaskCompletionSource? _localCallsDrained;
     // When a local call next renews this activation's keep-alive (Environment.TickCount64).
@@ -68,7 +69,7 @@ public abstract partial class TransactionalActor<TState>
         _localCallsChecked = true;
 
         // Outside an activation's scheduler (never expected in a silo) there is nothing to queue calls on: Orleans calls only.
-        if (_core is not null && _runtime.Options.LocalCalls && Volatile.Read(ref _closing) == Open && TaskScheduler.Current != TaskScheduler.Default)
+        if (_core is not null && _runtime.Options.LocalCalls && Volatile.Read(ref _localCallState) == Open && TaskScheduler.Current != TaskScheduler.Default)
         {
             _turns = TaskScheduler.Current;
             _runtime.Actors.ServeLocalCalls(_self, this);
@@ -108,7 +109,7 @@ public abstract partial class TransactionalActor<TState>
         // Published before the state, so that whoever ends the last call after seeing the state completes this one.
         var drained = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
         _localCallsDrained = drained;
-        Interlocked.Exchange(ref _closing, state);
+        Interlocked.Exchange(ref _localCallState, state);
         if (Volatile.Read(ref _localCalls) == 0)
         {
             return true;
@@ -161,7 +162,7 @@ public abstract partial class TransactionalActor<TState>
     private bool AdmitLocalCall()
     {
         Interlocked.Increment(ref _localCalls);
-        if (Volatile.Read(ref _closing) == Closed)
+        if (Volatile.Read(ref _localCallState) == Closed)
         {
             LocalCallEnded();
             return false;
@@ -199,7 +200,7 @@ public abstract partial class TransactionalActor<TState>
 
     private void LocalCallEnded()
     {
-        if (Interlocked.Decrement(ref _localCalls) == 0 && Volatile.Read(ref _closing) != Open)
+        if (Interlocked.Decrement(ref _localCalls) == 0 && Volatile.Read(ref _localCallState) != Open)
         {
             _localCallsDrained?.TrySetResult();
         }
