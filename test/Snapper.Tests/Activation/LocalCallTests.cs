@@ -92,9 +92,10 @@ public sealed class LocalCallTests : IAsyncLifetime
         var before = (await control.WhoAmI()).Activation;
         // Not awaited yet: the test cluster's DeactivateAsync returns only once the activation is gone.
         var ended = ending.Begin(_local, control);
+        await EndingBegun(callee.GetGrainId()).Task.WaitAsync(TimeSpan.FromSeconds(30)); // Orleans has reached Snapper's stop step
 
-        // Calls the old activation still takes before it begins to end are answered by it; once it ends, Orleans holds
-        // the next call until the activation is gone. Neither may name a new activation while the local call runs.
+        // Orleans holds calls to an activation that is ending until it is gone: none may name a new activation while the
+        // local call runs (a call answered by the old activation before its end began is asked again).
         var next = control.WhoAmI();
         for (var round = 0; round < 10; round++)
         {
