@@ -23,6 +23,24 @@ internal sealed class ClusterRoster(IOptions<SnapperOptions> options, IServicePr
 
     public SiloAddress LocalSilo => localSilo.SiloAddress;
 
+    /// <summary>Every silo this roster has read as a worker's, kept past its death (see <see cref="WorkerSiloHistory"/>).</summary>
+    public WorkerSiloHistory Seen { get; } = new();
+
+    /// <summary>
+    /// Reads the metadata of every active silo, so that <see cref="Seen"/> knows each worker's silo that announced itself;
+    /// false while an active silo's metadata has not reached this silo's cache yet.
+    /// </summary>
+    public bool Look()
+    {
+        var complete = true;
+        for (var worker = 0; worker < _options.Workers; worker++)
+        {
+            complete &= WorkerSilo(worker) is not null;
+        }
+
+        return complete;
+    }
+
     /// <summary>The active silo that is worker <paramref name="index"/>, or null.</summary>
     public SiloAddress? WorkerSilo(int index) => Find(SiloRole.Worker, index);
 
@@ -56,10 +74,24 @@ internal sealed class ClusterRoster(IOptions<SnapperOptions> options, IServicePr
             }
 
             var entries = _metadata.GetSiloMetadata(member.SiloAddress).Metadata;
-            if (entries.TryGetValue(MetadataKeys.Role, out var announced) && announced == role.ToString()
-                && (role == SiloRole.Master || (entries.TryGetValue(MetadataKeys.Worker, out var worker) && worker == index.ToString(System.Globalization.CultureInfo.InvariantCulture))))
+            if (!entries.TryGetValue(MetadataKeys.Role, out var announced) || announced != role.ToString())
+            {
+                continue;
+            }
+
+            if (role == SiloRole.Master)
             {
                 return member.SiloAddress;
+            }
+
+            if (entries.TryGetValue(MetadataKeys.Worker, out var text)
+                && int.TryParse(text, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var worker))
+            {
+                Seen.Learned(member.SiloAddress, worker);
+                if (worker == index)
+                {
+                    return member.SiloAddress;
+                }
             }
         }
 

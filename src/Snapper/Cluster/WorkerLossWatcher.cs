@@ -12,14 +12,21 @@ namespace Snapper.Cluster;
 /// rather than when the master's watchdog finds them overdue (ExecutionTimeout), and so do the batches after them on the
 /// other workers, local ones included.
 /// </summary>
+/// <remarks>
+/// A dead silo is matched against every silo the roster has read as a worker's (<see cref="WorkerSiloHistory"/>), not
+/// against the metadata of the moment: Orleans fetches a silo's metadata only after the update that shows it active, so
+/// the last silo of a cluster to join was once unknown to every update the watcher read, and its death went unnoticed
+/// (a batch waiting on it then ran to ExecutionTimeout). The watcher therefore also looks again every
+/// <see cref="LookAgain"/> while an active worker's metadata is missing here.
+/// </remarks>
 internal sealed class WorkerLossWatcher(
     IOptions<SnapperOptions> options, IClusterMembershipService membership, ClusterRoster roster, IServiceProvider services,
     ILogger<WorkerLossWatcher> logger, SnapperTestHooks testHooks) : SiloRoleLoop(SiloRole.Master, options.Value)
 {
-    private readonly SnapperOptions _options = options.Value;
-
-    // The silo last seen serving each worker: its death is what this watches for.
-    private readonly Dictionary<int, SiloAddress> _serving = new();
+    // While a silo's metadata is still on its way to this silo's cache (it is fetched after membership shows the silo
+    // active, so after the update that announced it), the watcher looks again at this period: a worker that dies before
+    // anyone here read its metadata could not be told from any other silo.
+    private static readonly TimeSpan LookAgain = TimeSpan.FromMilliseconds(200);
 
     protected override async Task RunAsync(CancellationToken stopping)
     {
@@ -27,11 +34,14 @@ internal sealed class WorkerLossWatcher(
         var global = services.GetRequiredService<GlobalPactService>();
         try
         {
-            // Each update is the whole membership; one missed in between (a worker that died and came back) still shows
-            // the old silo as dead in the next.
-            await foreach (var snapshot in membership.MembershipUpdates.WithCancellation(stopping))
+            // Each update is the whole membership, and the latest one is read at each wake: an update missed in between
+            // (a worker that died and came back) still shows the old silo as dead.
+            await using var updates = membership.MembershipUpdates.GetAsyncEnumerator(stopping);
+            var next = updates.MoveNextAsync().AsTask();
+            while (true)
             {
-                foreach (var worker in LostWorkers(snapshot))
+                var complete = roster.Look();
+                foreach (var worker in roster.Seen.NewlyLost(membership.CurrentSnapshot))
                 {
                     if (testHooks.BeforeWorkerLostAbort?.Invoke(worker) is { } delayed)
                     {
@@ -40,6 +50,25 @@ internal sealed class WorkerLossWatcher(
 
                     global.WorkerLost(worker);
                 }
+
+                if (complete)
+                {
+                    if (!await next)
+                    {
+                        return;
+                    }
+                }
+                else if (await Task.WhenAny(next, Task.Delay(LookAgain, stopping)) != next)
+                {
+                    stopping.ThrowIfCancellationRequested();
+                    continue;
+                }
+                else if (!await next)
+                {
+                    return;
+                }
+
+                next = updates.MoveNextAsync().AsTask();
             }
         }
         catch (OperationCanceledException) when (stopping.IsCancellationRequested)
@@ -50,26 +79,5 @@ internal sealed class WorkerLossWatcher(
             // Only the shortcut is lost: batches that waited on a dead worker still abort at the watchdog's bound.
             logger.LogError(exception, "Stopped following cluster membership; a worker's death is now noticed only by the global batch watchdog");
         }
-    }
-
-    /// <summary>The workers whose last known silo <paramref name="snapshot"/> shows dead; remembers the silos serving now.</summary>
-    private List<int> LostWorkers(ClusterMembershipSnapshot snapshot)
-    {
-        var lost = new List<int>();
-        for (var worker = 0; worker < _options.Workers; worker++)
-        {
-            if (_serving.TryGetValue(worker, out var known) && snapshot.GetSiloStatus(known) == SiloStatus.Dead)
-            {
-                _serving.Remove(worker);
-                lost.Add(worker);
-            }
-
-            if (roster.WorkerSilo(worker) is { } serving && serving != known)
-            {
-                _serving[worker] = serving;
-            }
-        }
-
-        return lost;
     }
 }
