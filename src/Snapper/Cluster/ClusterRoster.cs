@@ -27,15 +27,30 @@ internal sealed class ClusterRoster(IOptions<SnapperOptions> options, IServicePr
     public WorkerSiloHistory Seen { get; } = new();
 
     /// <summary>
-    /// Reads the metadata of every active silo, so that <see cref="Seen"/> knows each worker's silo that announced itself;
-    /// false while an active silo's metadata has not reached this silo's cache yet.
+    /// Reads the metadata of every active silo, so that <see cref="Seen"/> knows each that announced itself as a worker;
+    /// false while the metadata of an active silo other than this one has not reached this silo's cache yet.
     /// </summary>
-    public bool Look()
+    public bool LearnWorkers()
     {
-        var complete = true;
-        for (var worker = 0; worker < _options.Workers; worker++)
+        if (_metadata is null)
         {
-            complete &= WorkerSilo(worker) is not null;
+            return true;
+        }
+
+        var complete = true;
+        foreach (var member in membership.CurrentSnapshot.Members.Values)
+        {
+            if (member.Status != SiloStatus.Active || member.SiloAddress.Equals(localSilo.SiloAddress))
+            {
+                continue;
+            }
+
+            var entries = _metadata.GetSiloMetadata(member.SiloAddress).Metadata;
+            complete &= entries.Count > 0;
+            if (WorkerIndexIn(entries) is { } worker)
+            {
+                Seen.Learned(member.SiloAddress, worker);
+            }
         }
 
         return complete;
@@ -84,10 +99,14 @@ internal sealed class ClusterRoster(IOptions<SnapperOptions> options, IServicePr
                 return member.SiloAddress;
             }
 
-            if (entries.TryGetValue(MetadataKeys.Worker, out var text)
-                && int.TryParse(text, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var worker))
+            if (WorkerIndexIn(entries) is { } worker)
             {
-                Seen.Learned(member.SiloAddress, worker);
+                // Only the master's watcher asks who a dead silo was (and prunes what it learned).
+                if (_options.Role == SiloRole.Master)
+                {
+                    Seen.Learned(member.SiloAddress, worker);
+                }
+
                 if (worker == index)
                 {
                     return member.SiloAddress;
@@ -97,4 +116,11 @@ internal sealed class ClusterRoster(IOptions<SnapperOptions> options, IServicePr
 
         return null;
     }
+
+    private static int? WorkerIndexIn(IReadOnlyDictionary<string, string> entries) =>
+        entries.TryGetValue(MetadataKeys.Role, out var role) && role == nameof(SiloRole.Worker)
+        && entries.TryGetValue(MetadataKeys.Worker, out var text)
+        && int.TryParse(text, System.Globalization.NumberStyles.None, System.Globalization.CultureInfo.InvariantCulture, out var worker)
+            ? worker
+            : null;
 }

@@ -17,15 +17,15 @@ namespace Snapper.Cluster;
 /// against the metadata of the moment: Orleans fetches a silo's metadata only after the update that shows it active, so
 /// the last silo of a cluster to join was once unknown to every update the watcher read, and its death went unnoticed
 /// (a batch waiting on it then ran to ExecutionTimeout). The watcher therefore also looks again every
-/// <see cref="LookAgain"/> while an active worker's metadata is missing here.
+/// <see cref="LookAgain"/> while the metadata of an active silo is missing here.
 /// </remarks>
 internal sealed class WorkerLossWatcher(
     IOptions<SnapperOptions> options, IClusterMembershipService membership, ClusterRoster roster, IServiceProvider services,
     ILogger<WorkerLossWatcher> logger, SnapperTestHooks testHooks) : SiloRoleLoop(SiloRole.Master, options.Value)
 {
-    // While a silo's metadata is still on its way to this silo's cache (it is fetched after membership shows the silo
-    // active, so after the update that announced it), the watcher looks again at this period: a worker that dies before
-    // anyone here read its metadata could not be told from any other silo.
+    // While an active silo's metadata is still on its way to this silo's cache (it is fetched after membership shows the
+    // silo active, so after the update that announced it), the watcher looks again at this period: a worker that dies
+    // before anyone here read its metadata could not be told from any other silo.
     private static readonly TimeSpan LookAgain = TimeSpan.FromMilliseconds(200);
 
     protected override async Task RunAsync(CancellationToken stopping)
@@ -40,7 +40,7 @@ internal sealed class WorkerLossWatcher(
             var next = updates.MoveNextAsync().AsTask();
             while (true)
             {
-                var complete = roster.Look();
+                var complete = roster.LearnWorkers();
                 foreach (var worker in roster.Seen.NewlyLost(membership.CurrentSnapshot))
                 {
                     if (testHooks.BeforeWorkerLostAbort?.Invoke(worker) is { } delayed)

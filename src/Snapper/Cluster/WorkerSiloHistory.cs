@@ -11,8 +11,14 @@ namespace Snapper.Cluster;
 /// A silo's role is known only from its metadata, which Orleans' metadata cache fetches from the silo after membership
 /// shows it active, and drops once membership shows it dead. So membership can show a worker's silo active before anyone
 /// can tell it is a worker, and dead after nobody can any more. What a silo was seen serving as is therefore remembered
-/// here whenever the roster reads it (<see cref="Learned"/>: each placement on a worker, and the watcher's own looks), and
-/// a dead silo is matched against that memory, not against the metadata of the moment.
+/// here whenever the master's roster reads it (<see cref="Learned"/>: each placement on a worker, and the watcher's own
+/// looks), and a dead silo is matched against that memory, not against the metadata of the moment.
+/// </para>
+/// <para>
+/// What is left: a silo that dies before its metadata reached the master (a fetch, plus at most the watcher's look-again
+/// period) is not reported, and its batches end at ExecutionTimeout as before. A placement that read a silo active just
+/// before the watcher saw it dead can teach it after that look; it is then reported one look late, which at worst aborts
+/// undecided batches of the worker's next incarnation (an abort is always safe).
 /// </para>
 /// <para>Invariants:</para>
 /// <list type="bullet">
@@ -29,7 +35,14 @@ internal sealed class WorkerSiloHistory
     private readonly HashSet<SiloAddress> _reported = [];
 
     /// <summary><paramref name="silo"/> announced itself as worker <paramref name="worker"/>.</summary>
-    public void Learned(SiloAddress silo, int worker) => _workers.TryAdd(silo, worker);
+    public void Learned(SiloAddress silo, int worker)
+    {
+        // Read first: this runs on every placement on a worker, and TryAdd locks even when the entry is there.
+        if (!_workers.ContainsKey(silo))
+        {
+            _workers.TryAdd(silo, worker);
+        }
+    }
 
     /// <summary>The worker <paramref name="silo"/> was seen serving as, or null.</summary>
     public int? WorkerOf(SiloAddress silo) => _workers.TryGetValue(silo, out var worker) ? worker : null;
