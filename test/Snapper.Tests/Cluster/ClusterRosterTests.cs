@@ -1,5 +1,4 @@
 using System.Collections.Immutable;
-using System.Net;
 using System.Reflection;
 using Microsoft.Extensions.DependencyInjection;
 using Microsoft.Extensions.Options;
@@ -7,6 +6,8 @@ using Orleans.Runtime.MembershipService.SiloMetadata;
 using Snapper.Cluster;
 using Snapper.Hosting;
 using Xunit;
+
+using static Snapper.Tests.Cluster.MembershipOf;
 
 namespace Snapper.Tests.Cluster;
 
@@ -17,9 +18,6 @@ namespace Snapper.Tests.Cluster;
 /// </summary>
 public sealed class ClusterRosterTests
 {
-    private static readonly SiloAddress Master = SiloAddress.New(IPAddress.Loopback, 11110, 1);
-    private static readonly SiloAddress Worker1 = SiloAddress.New(IPAddress.Loopback, 11111, 1);
-    private static readonly SiloAddress Restarted = SiloAddress.New(IPAddress.Loopback, 11112, 2);
     private readonly Membership _membership = new();
     private readonly MetadataCache _metadata = new();
 
@@ -70,9 +68,7 @@ public sealed class ClusterRosterTests
 
         public IAsyncEnumerable<ClusterMembershipSnapshot> MembershipUpdates => throw new NotSupportedException();
 
-        public void Show(params (SiloAddress Silo, SiloStatus Status)[] members) => CurrentSnapshot = new(
-            members.ToImmutableDictionary(m => m.Silo, m => new ClusterMember(m.Silo, m.Status, m.Silo.ToString())),
-            new MembershipVersion(++_version));
+        public void Show(params (SiloAddress Silo, SiloStatus Status)[] members) => CurrentSnapshot = MembershipOf.Snapshot(++_version, members);
 
         public ValueTask Refresh(MembershipVersion minimumVersion = default, CancellationToken cancellationToken = default) => default;
 

@@ -3,6 +3,8 @@ using System.Net;
 using Snapper.Cluster;
 using Xunit;
 
+using static Snapper.Tests.Cluster.MembershipOf;
+
 namespace Snapper.Tests.Cluster;
 
 /// <summary>
@@ -12,9 +14,6 @@ namespace Snapper.Tests.Cluster;
 /// </summary>
 public sealed class WorkerSiloHistoryTests
 {
-    private static readonly SiloAddress First = SiloAddress.New(IPAddress.Loopback, 11111, 1);
-    private static readonly SiloAddress Restarted = SiloAddress.New(IPAddress.Loopback, 11112, 2);
-    private static readonly SiloAddress Master = SiloAddress.New(IPAddress.Loopback, 11110, 1);
     private int _version;
 
     [Fact]
@@ -24,25 +23,25 @@ public sealed class WorkerSiloHistoryTests
         // watcher learns nothing from it), the metadata arrives with no update after it, then the restarted worker's
         // update shows the first silo dead and, by the time it is read, the new silo active.
         var history = new WorkerSiloHistory();
-        Assert.Empty(history.NewlyLost(Snapshot((Master, SiloStatus.Active), (First, SiloStatus.Active))));
+        Assert.Empty(history.NewlyLost(Snapshot((Master, SiloStatus.Active), (Worker1, SiloStatus.Active))));
 
-        history.Learned(First, 1); // a placement on worker 1, or the watcher's next look
+        history.Learned(Worker1, 1); // a placement on worker 1, or the watcher's next look
         history.Learned(Restarted, 1);
-        Assert.Equal([1], history.NewlyLost(Snapshot((Master, SiloStatus.Active), (First, SiloStatus.Dead), (Restarted, SiloStatus.Active))));
+        Assert.Equal([1], history.NewlyLost(Snapshot((Master, SiloStatus.Active), (Worker1, SiloStatus.Dead), (Restarted, SiloStatus.Active))));
     }
 
     [Fact]
     public void A_dead_worker_is_reported_once_and_forgotten_when_membership_drops_it()
     {
         var history = new WorkerSiloHistory();
-        history.Learned(First, 1);
-        Assert.Empty(history.NewlyLost(Snapshot((Master, SiloStatus.Active), (First, SiloStatus.Active))));
-        Assert.Equal([1], history.NewlyLost(Snapshot((Master, SiloStatus.Active), (First, SiloStatus.Dead))));
-        Assert.Empty(history.NewlyLost(Snapshot((Master, SiloStatus.Active), (First, SiloStatus.Dead), (Restarted, SiloStatus.Joining))));
+        history.Learned(Worker1, 1);
+        Assert.Empty(history.NewlyLost(Snapshot((Master, SiloStatus.Active), (Worker1, SiloStatus.Active))));
+        Assert.Equal([1], history.NewlyLost(Snapshot((Master, SiloStatus.Active), (Worker1, SiloStatus.Dead))));
+        Assert.Empty(history.NewlyLost(Snapshot((Master, SiloStatus.Active), (Worker1, SiloStatus.Dead), (Restarted, SiloStatus.Joining))));
 
         // Orleans removes a defunct silo's entry eventually: the history lets go of it then.
         Assert.Empty(history.NewlyLost(Snapshot((Master, SiloStatus.Active), (Restarted, SiloStatus.Active))));
-        Assert.Null(history.WorkerOf(First));
+        Assert.Null(history.WorkerOf(Worker1));
     }
 
     [Fact]
@@ -51,7 +50,7 @@ public sealed class WorkerSiloHistoryTests
         var history = new WorkerSiloHistory();
 
         // The master's death, or a silo whose metadata nobody read, tells nothing about any worker.
-        Assert.Empty(history.NewlyLost(Snapshot((Master, SiloStatus.Dead), (First, SiloStatus.Dead))));
+        Assert.Empty(history.NewlyLost(Snapshot((Master, SiloStatus.Dead), (Worker1, SiloStatus.Dead))));
 
         // Learned from a snapshot newer than the one being read: kept until it is listed, and reported when it dies.
         history.Learned(Restarted, 0);
@@ -60,7 +59,17 @@ public sealed class WorkerSiloHistoryTests
         Assert.Equal([0], history.NewlyLost(Snapshot((Master, SiloStatus.Active), (Restarted, SiloStatus.Dead))));
     }
 
-    private ClusterMembershipSnapshot Snapshot(params (SiloAddress Silo, SiloStatus Status)[] members) =>
+    private ClusterMembershipSnapshot Snapshot(params (SiloAddress Silo, SiloStatus Status)[] members) => MembershipOf.Snapshot(++_version, members);
+}
+
+/// <summary>Membership snapshots of a master and a worker's two incarnations, as Orleans would show them.</summary>
+internal static class MembershipOf
+{
+    public static readonly SiloAddress Master = SiloAddress.New(IPAddress.Loopback, 11110, 1);
+    public static readonly SiloAddress Worker1 = SiloAddress.New(IPAddress.Loopback, 11111, 1);
+    public static readonly SiloAddress Restarted = SiloAddress.New(IPAddress.Loopback, 11112, 2);
+
+    public static ClusterMembershipSnapshot Snapshot(int version, params (SiloAddress Silo, SiloStatus Status)[] members) =>
         new(members.ToImmutableDictionary(m => m.Silo, m => new ClusterMember(m.Silo, m.Status, m.Silo.ToString())),
-            new MembershipVersion(++_version));
+            new MembershipVersion(version));
 }
