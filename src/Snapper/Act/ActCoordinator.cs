@@ -265,7 +265,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
 
         if (txn.Wrote)
         {
-            records.Add(Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, txn.Tid, core.Self, core.State.NextSeq(), Runtime.ForLog(txn.Working!)));
+            records.Add(Logging.LogRecord.StateWritten(Logging.LoggedTxnKind.Act, txn.Tid, core.LogName ?? core.Self.ToString(), core.State.NextSeq(), Runtime.ForLog(txn.Working!)));
         }
 
         records.Add(awaitingAcks ? Logging.LogRecord.CommittedAwaitingAcks(Logging.LoggedTxnKind.Act, txn.Tid) : Logging.LogRecord.Committed(Logging.LoggedTxnKind.Act, txn.Tid));

@@ -27,13 +27,20 @@ internal sealed class ActorCore<TState> where TState : class
         Runtime = runtime;
         Logger = logger;
         Schedule = runtime.Pacts.ScheduleOf(self);
-        State = new StateVersions<TState>(Schedule.Gate, initial, runtime.Copy, lastSeq, keyLevel, runtime.Log.Enabled ? runtime.LogForm : null);
+        LogName = runtime.Log.Enabled ? self.ToString() : null;
+        State = new StateVersions<TState>(Schedule.Gate, initial, runtime.Copy, lastSeq, keyLevel, runtime.Log.Enabled ? runtime.LogForm : null, LogName);
         Schedule.Attach(State);
         Participant = new ActParticipant<TState>(this);
         Coordinator = new ActCoordinator<TState>(this);
     }
 
     public GrainId Self { get; }
+
+    /// <summary>
+    /// The actor's name as its log records carry it (null when the silo does not log): made once here, since every
+    /// state record of the actor names it.
+    /// </summary>
+    public string? LogName { get; }
 
     public SnapperRuntime Runtime { get; }
 

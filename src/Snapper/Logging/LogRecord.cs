@@ -86,7 +86,19 @@ internal delegate bool StateFilter(LogRecord withoutState, ReadOnlySpan<byte> st
 internal sealed record LogRecord(LogRecordType Type, LoggedTxnKind Kind, long Id, string? Actor = null, long Seq = 0, byte[]? State = null, string? Decider = null)
 {
     public static LogRecord StateWritten(LoggedTxnKind kind, long id, GrainId actor, long seq, LoggedState state) =>
-        new(TypeOf(state), kind, id, actor.ToString(), seq, state.Bytes);
+        StateWritten(kind, id, actor.ToString(), seq, state);
+
+    /// <summary>As <see cref="StateWritten(LoggedTxnKind, long, GrainId, long, LoggedState)"/>, with the actor's name as its records carry it.</summary>
+    public static LogRecord StateWritten(LoggedTxnKind kind, long id, string actor, long seq, LoggedState state) =>
+        new(TypeOf(state), kind, id, actor, seq, state.Bytes);
+
+    /// <summary>
+    /// The payload of <see cref="StateWritten(LoggedTxnKind, long, string, long, LoggedState)"/>, written straight from its
+    /// parts: a PACT batch logs one state per actor it wrote, and the record object, the array to encode it from and a new
+    /// name per record would only be garbage on that path.
+    /// </summary>
+    public static byte[] EncodeState(LoggedTxnKind kind, long id, string actor, long seq, LoggedState state) =>
+        Encode(TypeOf(state), kind, id, actor, seq, state.Bytes, decider: null);
 
     /// <summary>An ACT participant's state whose decision is logged by <paramref name="firstActor"/> on another silo.</summary>
     public static LogRecord RemoteActStateWritten(long tid, GrainId actor, long seq, LoggedState state, GrainId firstActor) =>
@@ -123,30 +135,33 @@ internal sealed record LogRecord(LogRecordType Type, LoggedTxnKind Kind, long Id
     public bool DecidedElsewhere => Kind is LoggedTxnKind.RemoteAct or LoggedTxnKind.GlobalBatch;
 
     /// <summary>The payload inside a frame: type, kind, id, then for a state its actor, seq and bytes (and for a remote ACT its decider).</summary>
-    public byte[] Encode()
+    public byte[] Encode() => Encode(Type, Kind, Id, Actor, Seq, State, Decider);
+
+    private static byte[] Encode(LogRecordType type, LoggedTxnKind kind, long id, string? actor, long seq, byte[]? state, string? decider)
     {
         // The names are written straight into the payload (a state record is made on every commit; no byte copies of them).
-        var actorLength = Actor is null ? 0 : Encoding.UTF8.GetByteCount(Actor);
-        var hasDecider = IsState && Kind == LoggedTxnKind.RemoteAct;
-        var deciderLength = hasDecider && Decider is not null ? Encoding.UTF8.GetByteCount(Decider) : 0;
-        var length = 1 + 1 + 8 + (IsState ? 4 + actorLength + 8 + 4 + State!.Length : 0) + (hasDecider ? 4 + deciderLength : 0);
+        var isState = type is LogRecordType.StateWritten or LogRecordType.StateChanged;
+        var actorLength = actor is null ? 0 : Encoding.UTF8.GetByteCount(actor);
+        var hasDecider = isState && kind == LoggedTxnKind.RemoteAct;
+        var deciderLength = hasDecider && decider is not null ? Encoding.UTF8.GetByteCount(decider) : 0;
+        var length = 1 + 1 + 8 + (isState ? 4 + actorLength + 8 + 4 + state!.Length : 0) + (hasDecider ? 4 + deciderLength : 0);
         var bytes = new byte[length];
         var span = bytes.AsSpan();
-        span[0] = (byte)Type;
-        span[1] = (byte)Kind;
-        BinaryPrimitives.WriteInt64LittleEndian(span[2..], Id);
-        if (IsState)
+        span[0] = (byte)type;
+        span[1] = (byte)kind;
+        BinaryPrimitives.WriteInt64LittleEndian(span[2..], id);
+        if (isState)
         {
             var at = 10;
             BinaryPrimitives.WriteInt32LittleEndian(span[at..], actorLength);
-            Encoding.UTF8.GetBytes(Actor, span[(at += 4)..]);
-            BinaryPrimitives.WriteInt64LittleEndian(span[(at += actorLength)..], Seq);
-            BinaryPrimitives.WriteInt32LittleEndian(span[(at += 8)..], State!.Length);
-            State.CopyTo(span[(at += 4)..]);
+            Encoding.UTF8.GetBytes(actor, span[(at += 4)..]);
+            BinaryPrimitives.WriteInt64LittleEndian(span[(at += actorLength)..], seq);
+            BinaryPrimitives.WriteInt32LittleEndian(span[(at += 8)..], state!.Length);
+            state.CopyTo(span[(at += 4)..]);
             if (hasDecider)
             {
-                BinaryPrimitives.WriteInt32LittleEndian(span[(at += State.Length)..], deciderLength);
-                Encoding.UTF8.GetBytes(Decider, span[(at + 4)..]);
+                BinaryPrimitives.WriteInt32LittleEndian(span[(at += state.Length)..], deciderLength);
+                Encoding.UTF8.GetBytes(decider, span[(at + 4)..]);
             }
         }
 

@@ -355,14 +355,15 @@ internal sealed class WriteAheadLog(IOptions<SnapperOptions> options, SnapperMet
     public Task AppendCommitsInOrderAsync(LogRecord[] records) => Append(0, records, continueOnWriter: true);
 
     /// <summary>
-    /// Queues a state record on the ordered logger without a completion to wait for: the record only has to be ahead of
-    /// the awaited commit record that decides it (<see cref="StatesDurableBeforeVote"/> false), whose durability implies
-    /// its own (<see cref="AppendInOrderAsync"/>).
+    /// Queues a state record (<see cref="LogRecord.StateWritten(LoggedTxnKind, long, string, long, LoggedState)"/>) on the
+    /// ordered logger without a completion to wait for: the record only has to be ahead of the awaited commit record that
+    /// decides it (<see cref="StatesDurableBeforeVote"/> false), whose durability implies its own
+    /// (<see cref="AppendInOrderAsync"/>).
     /// </summary>
     /// <exception cref="LogWriteRefusedException">An earlier write failed: nothing of this is written.</exception>
-    public void QueueInOrder(LogRecord record)
+    public void QueueStateInOrder(LoggedTxnKind kind, long id, string actor, long seq, LoggedState state)
     {
-        var payloads = Logger.Encode([record]);
+        byte[][] payloads = [LogRecord.EncodeState(kind, id, actor, seq, state)];
         lock (_cutGate)
         {
             _loggers[0].Append(payloads);

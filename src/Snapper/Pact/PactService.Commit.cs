@@ -40,21 +40,22 @@ internal sealed partial class PactService
         {
             if (version.State is { } state)
             {
+                var name = version.Actor ?? actor.ToString();
                 // A global part's states are logged under its gbid: the master decides it, and this worker's recovery asks
                 // the master about a gbid it finds undecided.
                 var gbid = GbidOf(bid);
                 if (gbid >= 0)
                 {
-                    await Log.AppendInOrderAsync(LogRecord.StateWritten(LoggedTxnKind.GlobalBatch, gbid, actor, version.Seq, state)).WaitAsync(_logWriteTimeout);
+                    await Log.AppendInOrderAsync(LogRecord.StateWritten(LoggedTxnKind.GlobalBatch, gbid, name, version.Seq, state)).WaitAsync(_logWriteTimeout);
                 }
                 else if (Log.StatesDurableBeforeVote)
                 {
-                    await Log.AppendStateAsync(actor, LogRecord.StateWritten(LoggedTxnKind.Batch, bid, actor, version.Seq, state)).WaitAsync(_logWriteTimeout);
+                    await Log.AppendStateAsync(actor, LogRecord.StateWritten(LoggedTxnKind.Batch, bid, name, version.Seq, state)).WaitAsync(_logWriteTimeout);
                 }
                 else
                 {
                     // Queued ahead of the batch's commit record on the same ordered logger: that record's fsync covers it.
-                    Log.QueueInOrder(LogRecord.StateWritten(LoggedTxnKind.Batch, bid, actor, version.Seq, state));
+                    Log.QueueStateInOrder(LoggedTxnKind.Batch, bid, name, version.Seq, state);
                 }
             }
         }

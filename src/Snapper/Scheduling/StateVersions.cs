@@ -33,7 +33,7 @@ namespace Snapper.Scheduling;
 /// </list>
 /// </remarks>
 internal sealed class StateVersions<TState>(object gate, TState initial, Func<TState, TState> copy, long lastSeq = 0, bool keyLevel = false,
-    Func<TState, Logging.LoggedState>? logForm = null) : IActorStateVersions
+    Func<TState, Logging.LoggedState>? logForm = null, string? logName = null) : IActorStateVersions
     where TState : class
 {
     private readonly Dictionary<long, TState> _versions = new();
@@ -289,7 +289,7 @@ internal sealed class StateVersions<TState>(object gate, TState initial, Func<TS
 
         try
         {
-            return new CompletedVersion(logForm(version), seq);
+            return new CompletedVersion(logForm(version), seq, Actor: logName);
         }
         catch (Exception exception)
         {

@@ -28,6 +28,22 @@ public sealed class LogRecordFormatTests
             LogRecord.Decode(payload)! with { State = null });
     }
 
+    [Theory]
+    [InlineData(false)]
+    [InlineData(true)]
+    public void A_state_record_written_from_its_parts_is_the_record_encoded(bool incremental)
+    {
+        var state = new LoggedState([9, 8, 7], incremental);
+
+        var direct = LogRecord.EncodeState(LoggedTxnKind.Batch, 0x0102, Actor.ToString(), seq: 5, state);
+
+        Assert.Equal(LogRecord.StateWritten(LoggedTxnKind.Batch, 0x0102, Actor, 5, state).Encode(), direct);
+        var decoded = LogRecord.Decode(direct)!;
+        Assert.Equal(incremental ? LogRecordType.StateChanged : LogRecordType.StateWritten, decoded.Type);
+        Assert.Equal(("account/42", 5L), (decoded.Actor, decoded.Seq));
+        Assert.Equal([9, 8, 7], decoded.State);
+    }
+
     [Fact]
     public void A_remote_act_state_record_ends_with_the_deciders_name()
     {
