@@ -82,7 +82,7 @@ public static class ChartOutput
         var high = best.Max(r => Log(r.Spread?.MaxPerSecond ?? r.CommittedPerSecond));
         var margin = Math.Max(high - low, 0.5) * 0.15;
         throughput.Axes.SetLimitsY(low - margin, high + margin);
-        PlaceLabels(throughput, labels, high - low + 2 * margin);
+        PlaceLabels(throughput, labels, high - low + 2 * margin, xs);
         written.Add(Save(throughput, directory, $"{file}-throughput.png"));
 
         var latency = new Plot();
@@ -201,7 +201,7 @@ public static class ChartOutput
             return;
         }
 
-        var cap = Math.Max(xs.Length > 1 ? (xs.Max() - xs.Min()) * 0.012 : 0.05, 0.05);
+        var cap = CapHalfWidth(xs);
         var (low, high) = (Log(spread.MinPerSecond), Log(spread.MaxPerSecond));
         foreach (var (x1, y1, x2, y2) in new[] { (x, low, x, high), (x - cap, low, x + cap, low), (x - cap, high, x + cap, high) })
         {
@@ -210,6 +210,9 @@ public static class ChartOutput
             segment.LineWidth = 1.5f;
         }
     }
+
+    /// <summary>Half the width of a whisker's caps, in x units.</summary>
+    private static double CapHalfWidth(double[] xs) => Math.Max(xs.Length > 1 ? (xs.Max() - xs.Min()) * 0.012 : 0.05, 0.05);
 
     /// <summary>Ticks of a log10 axis labelled with the values themselves.</summary>
     private static void LogTicks(Plot plot) => plot.Axes.Left.TickGenerator = new ScottPlot.TickGenerators.NumericAutomatic
@@ -223,29 +226,60 @@ public static class ChartOutput
     private readonly record struct PointLabel(double X, double Y, string Text, Color Color);
 
     /// <summary>
-    /// Places the value labels of a line chart so that none covers another where lines run close (PACT, Hybrid and ACT
-    /// within 10 % of each other drew their values on top of each other). Per x, from the highest point down: a label
-    /// goes above its point if it stays clear of the labels placed so far, else below its point and below the label
-    /// placed last. Above or below, not beside: a label beside its point sits on the line leaving it, and at the last x
-    /// runs past the plot's edge. <paramref name="span"/> is the y axis' span in data units, to convert pixels.
+    /// Places the value labels of a line chart so that none covers another label or another mode's marker where lines
+    /// run close (PACT, Hybrid and ACT within 10-20 % of each other drew their values on top of each other, or on each
+    /// other's markers). Per x, from the highest point down: a label goes above its point if it stays clear of what is
+    /// placed above; else below its point, if it stays clear of the next point's marker; else beside its point (to the
+    /// right, or to the left at the last x, where it would run past the plot's edge); and where even that would cover a
+    /// label above, below its point as low as needed. Above or below is preferred because a label beside its point sits
+    /// on the line leaving it. <paramref name="span"/> is the y axis' span in data units, to convert pixels; <paramref name="xs"/>
+    /// the x values, in order.
     /// </summary>
-    private static void PlaceLabels(Plot plot, IReadOnlyList<PointLabel> labels, double span)
+    private static void PlaceLabels(Plot plot, IReadOnlyList<PointLabel> labels, double span, double[] xs)
     {
-        // Title, ticks and axis label take about 110 px of the chart's height; a 12 pt label is about 16 px.
-        const double PlotPixels = ChartHeight - 110, LabelPixels = 17, GapPixels = 5;
-        var height = span * LabelPixels / PlotPixels;
-        var gap = span * GapPixels / PlotPixels;
+        // Title, ticks and axis label take about 110 px of the chart's height; a 12 pt label is about 16 px; the markers
+        // are 9 px (see WriteCharts).
+        const double PlotPixels = ChartHeight - 110, LabelPixels = 17, GapPixels = 3, MarkerPixels = 9;
+        var perPixel = span / PlotPixels;
+        var height = LabelPixels * perPixel;
+        var clear = (MarkerPixels / 2 + GapPixels) * perPixel; // a point's center to the nearest edge of a label off its marker
+        var (lastX, capHalfWidth) = (xs[^1], CapHalfWidth(xs));
         foreach (var column in labels.GroupBy(l => l.X))
         {
-            var floor = double.PositiveInfinity; // the lowest y that the points and labels placed so far in this column take
-            foreach (var point in column.OrderByDescending(l => l.Y))
+            var points = column.OrderByDescending(l => l.Y).ToArray();
+            // The lowest y taken so far in this column by the labels, and by the labels and markers (a label beside its
+            // point is clear of the markers above it, not of their labels).
+            double labelFloor = double.PositiveInfinity, floor = double.PositiveInfinity;
+            for (var i = 0; i < points.Length; i++)
             {
-                var bottom = point.Y + gap + height <= floor ? point.Y + gap : Math.Min(point.Y - gap, floor) - height;
-                var label = plot.Add.Text(point.Text, point.X, bottom);
+                var point = points[i];
+                var nextMarkerTop = i + 1 < points.Length ? points[i + 1].Y + clear : double.NegativeInfinity;
+                var label = plot.Add.Text(point.Text, point.X, point.Y);
                 label.LabelFontSize = 12;
                 label.LabelFontColor = point.Color;
                 label.LabelAlignment = Alignment.LowerCenter;
-                floor = Math.Min(bottom, point.Y - gap);
+                if (point.Y + clear + height <= floor)
+                {
+                    label.Location = new Coordinates(point.X, point.Y + clear);
+                    labelFloor = point.Y + clear;
+                }
+                else if (Math.Min(point.Y - clear, floor) - height >= nextMarkerTop || point.Y + height / 2 > labelFloor)
+                {
+                    // Below, clear of the next marker; or, when a label above leaves no room beside either, as low as needed.
+                    labelFloor = Math.Min(point.Y - clear, floor) - height;
+                    label.Location = new Coordinates(point.X, labelFloor);
+                }
+                else
+                {
+                    // Past the whisker's caps, which are wider than the marker.
+                    var side = point.X == lastX ? -1 : 1;
+                    label.Location = new Coordinates(point.X + side * capHalfWidth, point.Y);
+                    label.LabelAlignment = side < 0 ? Alignment.MiddleRight : Alignment.MiddleLeft;
+                    label.LabelOffsetX = (float)(side * GapPixels);
+                    labelFloor = point.Y - height / 2;
+                }
+
+                floor = Math.Min(labelFloor, point.Y - clear);
             }
         }
     }
