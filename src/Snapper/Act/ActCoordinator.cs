@@ -58,7 +58,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
             var refused = Array.FindIndex(votes, v => v.Vote == PrepareVote.No);
             if (refused >= 0)
             {
-                return txn.Doomed ?? new TransactionAbortedException(txn.Tid, AbortReason.PrepareFailed, $"participant {participants[refused]} voted no.");
+                return txn.Doomed ?? Refused(txn.Tid, participants[refused], votes[refused]);
             }
         }
 
@@ -153,6 +153,14 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
 
         return await WhenDurableAsync(txn, durable, txn.Wrote || writers > 0);
     }
+
+    /// <summary>
+    /// The abort a no vote gives: the participant's own reason when it sent one (a PACT batch it read from aborted
+    /// before its prepare arrived is a cascading abort, whichever of the two messages came first), else PrepareFailed.
+    /// </summary>
+    private static TransactionAbortedException Refused(long tid, GrainId participant, PrepareResult vote) => vote.Refusal is { } reason
+        ? new TransactionAbortedException(tid, reason, $"participant {participant} voted no: {vote.RefusalMessage}")
+        : new TransactionAbortedException(tid, AbortReason.PrepareFailed, $"participant {participant} voted no.");
 
     /// <summary>The actors the transaction reached besides this one (none without calls: the set is then never made).</summary>
     private GrainId[] OtherParticipants(ActorTransaction<TState> txn)

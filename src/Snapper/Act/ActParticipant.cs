@@ -159,7 +159,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         if (!core.Transactions.TryGetValue(tid, out var txn) || txn.Phase != ActorTxnPhase.Active || txn.IsRoot)
         {
             core.ActTrace?.Invoke(core.Self, tid, $"votes no at prepare: {(txn is null ? "not running here" : $"{txn.Phase}, first actor {txn.IsRoot}")}");
-            return Task.FromResult(new PrepareResult(PrepareVote.No));
+            return Task.FromResult(PrepareResult.No());
         }
 
         if (txn.Doomed is not null || txn.RunningMethods > 0 || txn.OutstandingCalls > 0)
@@ -167,7 +167,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
             // Still running here although its first method returned: a call was not awaited somewhere.
             txn.Doom(txn.Doomed ?? new TransactionAbortedException(tid, AbortReason.UnawaitedCall, "a method was still running at prepare."));
             End(txn, TxnOutcome.Aborted);
-            return Task.FromResult(new PrepareResult(PrepareVote.No));
+            return Task.FromResult(PrepareResult.No(txn.Doomed));
         }
 
         txn.DependsOn(maxBefore);
@@ -176,7 +176,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         {
             txn.Doom(new TransactionAbortedException(tid, AbortReason.CascadingAbort, $"PACT batch {txn.ReadFromBid}, whose writes it read on actor {core.Self}, aborted."));
             End(txn, TxnOutcome.Aborted);
-            return Task.FromResult(new PrepareResult(PrepareVote.No));
+            return Task.FromResult(PrepareResult.No(txn.Doomed));
         }
 
         // Without a max(BeforeSet) the first actor runs no check, so the part is not needed.
@@ -241,11 +241,11 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
                 End(txn, TxnOutcome.Aborted);
             }
 
-            return new PrepareResult(PrepareVote.No);
+            return PrepareResult.No(txn.Doomed);
         }
 
         // Aborted while the record was written (the first actor gave up): the record is harmless without a commit.
-        return txn.Phase == ActorTxnPhase.Prepared ? vote : new PrepareResult(PrepareVote.No);
+        return txn.Phase == ActorTxnPhase.Prepared ? vote : PrepareResult.No(txn.Doomed);
     }
 
     public Task Commit(long tid, BatchPosition maxBefore)

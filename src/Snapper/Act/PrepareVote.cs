@@ -41,6 +41,11 @@ internal enum PrepareVote
 /// The batch (a bid of <paramref name="Worker"/>) whose state the ACT read here and that had not committed by the vote,
 /// or -1: the first actor commits only once it has. One that aborted makes the vote <see cref="PrepareVote.No"/>.
 /// </param>
+/// <param name="Refusal">
+/// With <see cref="PrepareVote.No"/>, why the participant aborted its part when it knows (a batch it read from aborted,
+/// a call still running), so the client hears that reason rather than only "a participant voted no"; null otherwise.
+/// </param>
+/// <param name="RefusalMessage">The participant's account of <paramref name="Refusal"/>.</param>
 [GenerateSerializer, Immutable, Alias("snapper.prepare-result")]
 internal readonly record struct PrepareResult(
     [property: Id(0)] PrepareVote Vote,
@@ -51,4 +56,10 @@ internal readonly record struct PrepareResult(
     [property: Id(5)] bool LoggedOnOwnSilo = false,
     [property: Id(7)] int Worker = 0,
     [property: Id(8)] long ReadFromBid = -1,
-    [property: Id(9)] bool StateIncremental = false);
+    [property: Id(9)] bool StateIncremental = false,
+    [property: Id(10)] AbortReason? Refusal = null,
+    [property: Id(11)] string? RefusalMessage = null)
+{
+    /// <summary>A no vote, carrying why the participant aborted its part when <paramref name="why"/> says.</summary>
+    public static PrepareResult No(TransactionAbortedException? why = null) => new(PrepareVote.No, Refusal: why?.Reason, RefusalMessage: why?.Message);
+}

@@ -60,6 +60,10 @@ public sealed record CallThenHold([property: Id(0)] long Other, [property: Id(1)
 [GenerateSerializer]
 public sealed record ReachThenRead([property: Id(0)] string Gate, [property: Id(1)] long Target);
 
+/// <summary>Read <paramref name="Target"/>, then report at <paramref name="Gate"/>, wait to be released, and return what was read.</summary>
+[GenerateSerializer]
+public sealed record ReadThenHold([property: Id(0)] long Target, [property: Id(1)] string Gate);
+
 /// <summary>
 /// Report at <paramref name="Gate"/>, wait to be released, then write <paramref name="Target"/> through two calls in
 /// parallel: two requests of one transaction for the same lock.
@@ -89,6 +93,8 @@ public interface IProbe : ITransactionalActor, IGrainWithIntegerKey
     Task CallThenHold(TxnContext ctx, CallThenHold input);
 
     Task<int> ReachThenRead(TxnContext ctx, ReachThenRead input);
+
+    Task<int> ReadThenHold(TxnContext ctx, ReadThenHold input);
 
     Task<long> Hold(TxnContext ctx, Hold input);
 
@@ -189,6 +195,14 @@ public sealed class Probe : ControllableActor<ProbeState>, IProbe
         Gates.Reach(input.Gate, ctx.Tid);
         await Gates.WhenReleased(input.Gate);
         return await CallActor(ctx, GrainFactory.GetGrain<IProbe>(input.Target).Read, 0);
+    }
+
+    public async Task<int> ReadThenHold(TxnContext ctx, ReadThenHold input)
+    {
+        var read = await CallActor(ctx, GrainFactory.GetGrain<IProbe>(input.Target).Read, 0);
+        Gates.Reach(input.Gate, ctx.Tid);
+        await Gates.WhenReleased(input.Gate);
+        return read;
     }
 
     public async Task ReachThenTouchTwice(TxnContext ctx, ReachThenTouchTwice input)

@@ -21,54 +21,66 @@ public sealed class SnapperDHybridTests(SnapperDFixture fixture, ITestOutputHelp
 
     private long OnWorker(int worker) => fixture.OnWorker<IProbe>(worker, 1)[0];
 
+    /// <summary>
+    /// An ACT whose first actor is on worker 0 reads, on worker 1, a write of a batch that has not committed yet. It
+    /// passes the check (nothing follows it, and no batch either worker emits later can come before the one it read) and
+    /// must commit only after that batch, or abort with it. Both orders are staged: the ACT's votes are all in (it waits
+    /// for the batch) before the batch ends, or the batch ends before the ACT's prepare reaches the actor it read.
+    /// </summary>
     [Theory]
-    [InlineData(false)]
-    [InlineData(true)]
-    public async Task An_act_on_one_worker_that_read_a_batch_of_the_other_commits_only_after_it_and_aborts_with_it(bool batchFails)
+    [InlineData(false, true)]
+    [InlineData(true, true)]
+    [InlineData(false, false)]
+    [InlineData(true, false)]
+    public async Task An_act_on_one_worker_that_read_a_batch_of_the_other_commits_only_after_it_and_aborts_with_it(bool batchFails, bool actPreparesFirst)
     {
         var (holder, written, actRoot) = (OnWorker(1), OnWorker(1), OnWorker(0));
-        var batchGate = $"remote-batch-{holder}";
-        var readGate = $"remote-read-{holder}";
+        var batchGate = $"remote-batch-{holder}-{batchFails}-{actPreparesFirst}";
+        var actGate = $"remote-act-{actRoot}-{batchFails}-{actPreparesFirst}";
 
         // A local PACT of worker 1 writes `written` (its part there completes) and holds its batch uncommitted on `holder`.
         var pact = Probe(holder).StartTxn(Probe(holder).CallThenHold, new CallThenHold(written, batchGate, batchFails),
             ActorAccessInfo.Of(Probe(holder), Probe(written)));
         await Gates.WhenReached(batchGate);
 
-        // An ACT whose first actor is on worker 0 reads that write on worker 1: it passes the check (nothing follows it,
-        // and no batch either worker emits later can come before the one it read) and must wait for that batch.
-        // Staged: the batch is released only once the ACT's call was let in on `written` (it then reads at once). How
-        // long a call takes to get across workers depends on the machine's load; a call that got there only after the
-        // batch aborted read the committed state and rightly committed, which is not what this test is about.
-        var writtenId = Probe(written).GetGrainId();
-        var letIn = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
-        fixture.Hooks.ActAdmitted = (actor, _) =>
+        // The ACT has read that write once it reaches its gate: the batch is held until then.
+        var act = Probe(actRoot).StartTxn(Probe(actRoot).ReadThenHold, new ReadThenHold(written, actGate));
+        var tid = await Gates.WhenReached(actGate);
+        if (actPreparesFirst)
         {
-            if (actor == writtenId)
+            var voted = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+            var trace = fixture.Hooks.ActTrace;
+            fixture.Hooks.ActTrace = (actor, t, step) =>
             {
-                letIn.TrySetResult();
+                trace?.Invoke(actor, t, step);
+                if (t == tid && step.StartsWith("votes:", StringComparison.Ordinal))
+                {
+                    voted.TrySetResult();
+                }
+            };
+            try
+            {
+                Gates.Release(actGate);
+                await voted.Task.WaitAsync(Bound);
+            }
+            finally
+            {
+                fixture.Hooks.ActTrace = trace;
             }
 
-            return null;
-        };
-        Task<int> act;
-        try
-        {
-            Gates.Release(readGate);
-            act = Probe(actRoot).StartTxn(Probe(actRoot).ReachThenRead, new ReachThenRead(readGate, written));
-            await letIn.Task.WaitAsync(Bound);
+            // A negative check: a correct run passes however slow the silos are (the ACT cannot end while the batch
+            // is held); the delay only gives a wrong early commit the time to show.
+            await Task.Delay(300);
+            Assert.False(act.IsCompleted, "the ACT committed before the batch it read from, on the other worker");
+            Gates.Release(batchGate);
         }
-        finally
+        else
         {
-            fixture.Hooks.ActAdmitted = null;
+            Gates.Release(batchGate);
+            await Record.ExceptionAsync(() => pact.WaitAsync(Bound));
+            Gates.Release(actGate);
         }
 
-        // A negative check: a correct run passes however slow the silos are (the ACT cannot end while the batch is held);
-        // the delay only gives a wrong early commit the time to show. The failing variant is the one that cannot miss it.
-        await Task.Delay(300);
-        Assert.False(act.IsCompleted, "the ACT committed before the batch it read from, on the other worker");
-
-        Gates.Release(batchGate);
         if (batchFails)
         {
             await Assert.ThrowsAsync<TransactionAbortedException>(() => pact.WaitAsync(Bound));
