@@ -31,7 +31,7 @@ internal sealed class SnapperRuntime(
     Orleans.Metadata.GrainInterfaceTypeResolver interfaceTypes,
     SiloCallKeys callKeys,
     Act.ParticipantWatchdog watchdog,
-    IOptions<Orleans.Configuration.GrainCollectionOptions> collection,
+    GrainTypeSharedContextResolver grainTypes,
     ILoggerFactory loggerFactory)
 {
     // Orleans resolves a reference's interface type from the CLR type on every GetGrain<T>(GrainId) (attribute lookups
@@ -90,11 +90,18 @@ internal sealed class SnapperRuntime(
     public bool ServesHere(GrainId actor) => !Placement.Clustered || (Options.Role == SiloRole.Worker && Placement.WorkerOf(actor) == Options.WorkerIndex);
 
     /// <summary>
-    /// How long a local call keeps its callee's activation from idle collection: twice Orleans' collection age. Orleans
-    /// counts only its own messages as activity, so an actor reached by local calls alone would look idle and be collected
-    /// while in use (see <c>TransactionalActor.LocalCalls.cs</c>).
+    /// How long a local call keeps an activation of <paramref name="grainType"/> from idle collection: twice the
+    /// collection age Orleans applies to that class, or zero for a class Orleans never collects. Orleans counts only its
+    /// own messages as activity, so an actor reached by local calls alone would look idle and be collected while in use
+    /// (see <c>TransactionalActor.LocalCalls.cs</c>).
     /// </summary>
-    public TimeSpan LocalCallKeepAlive { get; } = 2 * collection.Value.CollectionAge;
+    public TimeSpan LocalCallKeepAlive(GrainType grainType)
+    {
+        // Orleans' own per-class context (it caches them) holds the age its collector uses: the class's attribute, the
+        // silo's class-specific setting, or the silo's default.
+        var age = grainTypes.GetComponents(grainType).CollectionAgeLimit;
+        return age == Timeout.InfiniteTimeSpan || age <= TimeSpan.Zero ? TimeSpan.Zero : 2 * age;
+    }
 
     /// <summary>Test-only switches (all off outside tests).</summary>
     public SnapperTestHooks TestHooks { get; } = testHooks;

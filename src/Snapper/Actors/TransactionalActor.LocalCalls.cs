@@ -32,8 +32,12 @@ namespace Snapper;
 /// by the step that waits. An admitted call runs here even if the end has begun meanwhile, for the same reason.</item>
 /// <item>Orleans counts only its messages as activity, so an activation reached by local calls alone would be collected
 /// as idle while in use (and every call to it would then wait for its end and a new activation): a local call keeps
-/// its activation alive for twice Orleans' collection age, renewed at most every quarter of that age, so an actor is
-/// collected only once neither Orleans nor local calls have reached it for a while.</item>
+/// its activation alive for twice the collection age Orleans applies to this actor's class (its
+/// <c>[CollectionAgeLimit]</c>, else <c>GrainCollectionOptions.ClassSpecificCollectionAge</c>, else the silo's
+/// <c>CollectionAge</c>), renewed at most every quarter of that age, so an actor is collected only once neither Orleans
+/// nor local calls have reached it for a while. A class Orleans never collects needs none. Orleans keeps one deadline
+/// per activation, and each <c>DelayDeactivation</c> replaces it: the actor's own requests go through
+/// <see cref="DelayDeactivation"/> here, which remembers them, and the keep-alive never shortens a longer one.</item>
 /// <item>A local call skips the silo-key check of Snapper's entry points (<see cref="Actors.IActorCallee.ExecuteCall"/>,
 /// <see cref="Act.IActParticipant"/>): it never leaves the
 /// process, and nothing outside Snapper reaches <see cref="Actors.ILocalCallee"/>. Input and result are copied as for an
@@ -54,6 +58,10 @@ public abstract partial class TransactionalActor<TState>
     private TaskCompletionSource? _localCallsDrained;
     // When a local call next renews this activation's keep-alive (Environment.TickCount64).
     private long _keepAliveRenewAt;
+    // How long a local call keeps this activation alive (twice its class's collection age); zero: it needs no keep-alive.
+    private TimeSpan _localCallKeepAlive;
+    // Until when the actor itself asked Orleans to keep it (Environment.TickCount64; long.MaxValue: for ever; 0: no request).
+    private long _ownKeepAliveUntil;
 
     /// <summary>
     /// Starts taking local calls, at the first Orleans call into a transaction here (on this activation's scheduler, so
@@ -72,6 +80,7 @@ public abstract partial class TransactionalActor<TState>
         if (_core is not null && _runtime.Options.LocalCalls && Volatile.Read(ref _localCallState) == Open && TaskScheduler.Current != TaskScheduler.Default)
         {
             _turns = TaskScheduler.Current;
+            _localCallKeepAlive = _runtime.LocalCallKeepAlive(_self.Type);
             _runtime.Actors.ServeLocalCalls(_self, this);
         }
     }
@@ -192,12 +201,39 @@ public abstract partial class TransactionalActor<TState>
     private void KeepAliveForLocalCalls()
     {
         var now = Environment.TickCount64;
-        if (now >= _keepAliveRenewAt)
+        var keepAlive = _localCallKeepAlive;
+        if (now < _keepAliveRenewAt || keepAlive <= TimeSpan.Zero)
         {
-            var keepAlive = _runtime.LocalCallKeepAlive;
-            _keepAliveRenewAt = now + (long)(keepAlive.TotalMilliseconds / 8);
-            DelayDeactivation(keepAlive);
+            return;
         }
+
+        var keepAliveMs = (long)keepAlive.TotalMilliseconds;
+        _keepAliveRenewAt = now + keepAliveMs / 8;
+        if (_ownKeepAliveUntil - now < keepAliveMs)
+        {
+            base.DelayDeactivation(keepAlive);
+        }
+    }
+
+    /// <summary>
+    /// Delays the deactivation of this activation, as <see cref="Grain.DelayDeactivation(TimeSpan)"/> does: a positive
+    /// <paramref name="timeSpan"/> keeps it at least that long, <see cref="Timeout.InfiniteTimeSpan"/> or
+    /// <see cref="TimeSpan.MaxValue"/> for ever, and <see cref="TimeSpan.Zero"/> cancels the request.
+    /// </summary>
+    /// <remarks>
+    /// Snapper keeps an actor that calls from its own silo reach alive by the same Orleans deadline; this remembers the
+    /// actor's own request so that Snapper's keep-alive never shortens it, and after it the next such call renews
+    /// Snapper's keep-alive at once if it is the longer one.
+    /// </remarks>
+    protected new void DelayDeactivation(TimeSpan timeSpan)
+    {
+        var now = Environment.TickCount64;
+        // TimeSpan.MaxValue is about 9.2e14 ms, far from overflowing the tick count.
+        _ownKeepAliveUntil = timeSpan == Timeout.InfiniteTimeSpan ? long.MaxValue
+            : timeSpan <= TimeSpan.Zero ? 0
+            : now + (long)timeSpan.TotalMilliseconds;
+        _keepAliveRenewAt = 0;
+        base.DelayDeactivation(timeSpan);
     }
 
     private void LocalCallEnded()

@@ -205,4 +205,54 @@ public sealed class LocalCallKeepAliveTests
             await cluster.DisposeAsync();
         }
     }
+
+    /// <summary>
+    /// The keep-alive follows the collection age Orleans applies to the actor's class, and never shortens a longer
+    /// keep-alive the actor asked for itself. The silo's own age is an hour and the probes' class age 10 s: `collected`,
+    /// reached only by a local call, is collected after about twice that (with the silo's age it would stay two hours);
+    /// `kept`, reached by the same call, asked to be kept an hour and is still the same activation after that.
+    /// </summary>
+    [Fact]
+    public async Task The_keep_alive_follows_the_class_collection_age_and_keeps_a_longer_one_the_actor_asked_for()
+    {
+        var quantum = TimeSpan.FromSeconds(1);
+        var localCalls = new ConcurrentQueue<GrainId>();
+        var ended = new ConcurrentDictionary<GrainId, TaskCompletionSource>();
+        TaskCompletionSource Ended(GrainId actor) => ended.GetOrAdd(actor, _ => new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously));
+        var cluster = await ClusterFixture.StartAsync(_ => { },
+            new SnapperTestHooks { LocalCallStarted = localCalls.Enqueue, LocalCallsEnding = actor => Ended(actor).TrySetResult() },
+            configureSilo: silo => silo.Configure<Orleans.Configuration.GrainCollectionOptions>(o =>
+            {
+                o.CollectionQuantum = quantum;
+                o.CollectionAge = TimeSpan.FromHours(1);
+                o.ClassSpecificCollectionAge[typeof(Probe).FullName!] = CollectionAge;
+            }));
+        try
+        {
+            var grains = cluster.Client;
+            var (root, collected, kept) = (grains.GetGrain<IProbe>(ClusterFixture.NewId()), grains.GetGrain<IProbe>(ClusterFixture.NewId()),
+                grains.GetGrain<IProbe>(ClusterFixture.NewId()));
+            await kept.StartTxn(kept.Increment, 1);
+            await kept.Cast<IActivationControl>().KeepAliveFor(TimeSpan.FromHours(1));
+            var keptActivation = (await kept.Cast<IActivationControl>().WhoAmI()).Activation;
+            await collected.StartTxn(collected.Increment, 1); // both take local calls from now on
+
+            await root.StartTxn(root.TouchEach, new[] { collected.GetPrimaryKeyLong(), kept.GetPrimaryKeyLong() }, ActorAccessInfo.Of(root, collected, kept));
+            Assert.Equal(1, localCalls.Count(id => id == collected.GetGrainId()));
+            Assert.Equal(1, localCalls.Count(id => id == kept.GetGrainId()));
+
+            // Collected after its class's age and the local call's keep-alive, not the silo's hour (bounded far above both).
+            await Ended(collected.GetGrainId()).Task.WaitAsync(TimeSpan.FromSeconds(90));
+
+            // A negative check: `kept` had the same local call at the same moment, so without its own hour it would be
+            // collected in the same pass or the next; the delay only gives that wrong collection the time to show.
+            await Task.Delay(2 * quantum);
+            Assert.False(Ended(kept.GetGrainId()).Task.IsCompleted, "the local call's keep-alive replaced the hour the actor asked for");
+            Assert.Equal(keptActivation, (await kept.Cast<IActivationControl>().WhoAmI()).Activation);
+        }
+        finally
+        {
+            await cluster.DisposeAsync();
+        }
+    }
 }

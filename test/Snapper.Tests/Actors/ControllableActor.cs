@@ -13,6 +13,9 @@ public interface IActivationControl : IGrainWithIntegerKey
 
     /// <summary>The grain calls <c>MigrateOnIdle()</c> on itself.</summary>
     Task MigrateSelf();
+
+    /// <summary>The grain calls <c>DelayDeactivation(<paramref name="span"/>)</c> on itself.</summary>
+    Task KeepAliveFor(TimeSpan span);
 }
 
 /// <summary>A transactional actor a test can end the activation of, the ways Orleans offers a grain.</summary>
@@ -33,6 +36,12 @@ public abstract class ControllableActor<TState> : TransactionalActor<TState>, IA
     public Task MigrateSelf()
     {
         MigrateOnIdle();
+        return Task.CompletedTask;
+    }
+
+    public Task KeepAliveFor(TimeSpan span)
+    {
+        DelayDeactivation(span);
         return Task.CompletedTask;
     }
 }
