@@ -154,20 +154,35 @@ public abstract partial class TransactionalActor<TState>
             throw;
         }
 
+        _runtime.Metrics.LocalCallRan();
         return RunLocalAsync(request, static (actor, r) => actor.ExecuteAdmittedCallAsync(r));
     }
 
-    Task<Act.PrepareResult>? Actors.ILocalCallee.TryPrepareLocal(Act.ActPhaseRequest request) =>
-        AdmitLocalCall()
-            ? RunLocalAsync(request, static (actor, r) => new ValueTask<Act.PrepareResult>(actor.Participant.Prepare(r.Tid, r.MaxBefore, r.ReadUncommitted)))
-            : null;
+    Task<Act.PrepareResult>? Actors.ILocalCallee.TryPrepareLocal(Act.ActPhaseRequest request)
+    {
+        if (!AdmitLocalCall())
+        {
+            return null;
+        }
 
-    Task? Actors.ILocalCallee.TryCommitLocal(Act.ActPhaseRequest request) =>
-        AdmitLocalCall() ? RunLocalAsync(request, static async (actor, r) =>
+        _runtime.Metrics.LocalPrepareRan();
+        return RunLocalAsync(request, static (actor, r) => new ValueTask<Act.PrepareResult>(actor.Participant.Prepare(r.Tid, r.MaxBefore, r.ReadUncommitted)));
+    }
+
+    Task? Actors.ILocalCallee.TryCommitLocal(Act.ActPhaseRequest request)
+    {
+        if (!AdmitLocalCall())
+        {
+            return null;
+        }
+
+        _runtime.Metrics.LocalCommitRan();
+        return RunLocalAsync(request, static async (actor, r) =>
         {
             await actor.Participant.Commit(r.Tid, r.MaxBefore);
             return true;
-        }) : null;
+        });
+    }
 
     /// <summary>Counts a local call in, unless the activation refuses them by now (then false, and nothing is counted).</summary>
     private bool AdmitLocalCall()

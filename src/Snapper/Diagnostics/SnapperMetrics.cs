@@ -16,12 +16,16 @@ internal sealed class SnapperMetrics
     // The "mode" tag made once: every commit adds one, and naming an enum value boxes it.
     private static readonly KeyValuePair<string, object?> ActTag = new("mode", nameof(TxnMode.Act));
     private static readonly KeyValuePair<string, object?> PactTag = new("mode", nameof(TxnMode.Pact));
+    private static readonly KeyValuePair<string, object?> LocalCallTag = new("kind", "call");
+    private static readonly KeyValuePair<string, object?> LocalPrepareTag = new("kind", "prepare");
+    private static readonly KeyValuePair<string, object?> LocalCommitTag = new("kind", "commit");
 
     private readonly Counter<long> _committed;
     private readonly Counter<long> _aborted;
     private readonly Counter<long> _inDoubt;
     private readonly Counter<long> _prepares;
     private readonly Counter<long> _commits;
+    private readonly Counter<long> _localCalls;
     private readonly Histogram<int> _batchSize;
     private readonly Histogram<double> _batchCommitLag;
     private readonly Histogram<double> _orderingWait;
@@ -45,6 +49,8 @@ internal sealed class SnapperMetrics
         _inDoubt = meter.CreateCounter<long>("snapper.txn.in_doubt", description: "Transactions whose commit record could not be confirmed durable.");
         _prepares = meter.CreateCounter<long>("snapper.act.prepare.sent", description: "2PC prepare messages sent.");
         _commits = meter.CreateCounter<long>("snapper.act.commit.sent", description: "2PC commit messages sent.");
+        _localCalls = meter.CreateCounter<long>("snapper.calls.local",
+            description: "Calls inside transactions, 2PC prepares and 2PC commits (tag kind) that an actor of this silo ran for another one of this silo directly on its activation: Orleans' own call metrics do not see them.");
         _batchSize = meter.CreateHistogram<int>("snapper.pact.batch.size", unit: "{transaction}", description: "PACTs per emitted batch.");
         _logBytes = meter.CreateCounter<long>("snapper.log.bytes", unit: "By", description: "Bytes written to the write-ahead log.");
         _logFlushes = meter.CreateCounter<long>("snapper.log.flushes", description: "Write-ahead log group writes, by whether they were fsynced.");
@@ -86,6 +92,15 @@ internal sealed class SnapperMetrics
     public void PreparesSent(int count) => _prepares.Add(count);
 
     public void CommitsSent(int count) => _commits.Add(count);
+
+    /// <summary>A call inside a transaction ran as a local call (see <c>TransactionalActor.LocalCalls.cs</c>).</summary>
+    public void LocalCallRan() => _localCalls.Add(1, LocalCallTag);
+
+    /// <summary>A 2PC prepare ran as a local call.</summary>
+    public void LocalPrepareRan() => _localCalls.Add(1, LocalPrepareTag);
+
+    /// <summary>A 2PC commit ran as a local call.</summary>
+    public void LocalCommitRan() => _localCalls.Add(1, LocalCommitTag);
 
     public void Recovered(TimeSpan elapsed, long bytes) =>
         _recoveryDuration.Record(elapsed.TotalMilliseconds, new KeyValuePair<string, object?>("bytes", bytes));

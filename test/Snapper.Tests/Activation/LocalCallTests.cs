@@ -1,4 +1,6 @@
 using System.Collections.Concurrent;
+using System.Diagnostics.Metrics;
+using Microsoft.Extensions.DependencyInjection;
 using Orleans;
 using Orleans.Runtime;
 using Orleans.TestingHost;
@@ -49,9 +51,11 @@ public sealed class LocalCallTests : IAsyncLifetime
     [InlineData(false, false)]
     public async Task A_call_to_an_active_actor_of_the_same_silo_is_local_unless_switched_off(bool localCalls, bool pact)
     {
-        var grains = (localCalls ? _local : _orleansOnly).Client;
+        var cluster = localCalls ? _local : _orleansOnly;
+        var grains = cluster.Client;
         var (root, callee) = (grains.GetGrain<IProbe>(ClusterFixture.NewId()), grains.GetGrain<IProbe>(ClusterFixture.NewId()));
         await callee.StartTxn(callee.Increment, 1); // activates the callee; a call to an actor not active yet goes through Orleans
+        using var counted = new LocalCallCounter(cluster.GetSiloServiceProvider().GetRequiredService<IMeterFactory>());
 
         for (var i = 0; i < 3; i++)
         {
@@ -61,6 +65,11 @@ public sealed class LocalCallTests : IAsyncLifetime
         }
 
         Assert.Equal(localCalls ? 3 : 0, LocalCallsTo(callee));
+
+        // The silo's meter counts them by kind (Orleans' call metrics do not see them): an ACT's prepare and commit to the
+        // callee, which wrote, are local too; a PACT has neither.
+        var twoPhase = localCalls && !pact ? 3 : 0;
+        Assert.Equal((localCalls ? 3 : 0, twoPhase, twoPhase), counted.Take());
         Assert.Equal(4, await callee.StartTxn(callee.Read, 0));
         Assert.Equal(3, await root.StartTxn(root.Read, 0));
     }
@@ -159,6 +168,44 @@ public sealed class LocalCallTests : IAsyncLifetime
         Gates.Release(input.Gate);
         return input;
     }
+}
+
+/// <summary>The silo's <c>snapper.calls.local</c> measurements, by kind.</summary>
+internal sealed class LocalCallCounter : IDisposable
+{
+    private readonly MeterListener _listener = new();
+    private long _calls;
+    private long _prepares;
+    private long _commits;
+
+    public LocalCallCounter(IMeterFactory silo)
+    {
+        _listener.InstrumentPublished = (instrument, listener) =>
+        {
+            if (instrument.Meter.Scope == silo && instrument.Meter.Name == "Snapper" && instrument.Name == "snapper.calls.local")
+            {
+                listener.EnableMeasurementEvents(instrument);
+            }
+        };
+        _listener.SetMeasurementEventCallback<long>((_, value, tags, _) =>
+        {
+            foreach (var tag in tags)
+            {
+                switch (tag is { Key: "kind" } ? tag.Value as string : null)
+                {
+                    case "call": Interlocked.Add(ref _calls, value); break;
+                    case "prepare": Interlocked.Add(ref _prepares, value); break;
+                    case "commit": Interlocked.Add(ref _commits, value); break;
+                }
+            }
+        });
+        _listener.Start();
+    }
+
+    public (long Calls, long Prepares, long Commits) Take() =>
+        (Interlocked.Exchange(ref _calls, 0), Interlocked.Exchange(ref _prepares, 0), Interlocked.Exchange(ref _commits, 0));
+
+    public void Dispose() => _listener.Dispose();
 }
 
 /// <summary>
