@@ -238,7 +238,9 @@ public abstract partial class TransactionalActor<TState>
     /// <remarks>
     /// Snapper keeps an actor that calls from its own silo reach alive by the same Orleans deadline; this remembers the
     /// actor's own request so that Snapper's keep-alive never shortens it, and after it the next such call renews
-    /// Snapper's keep-alive at once if it is the longer one.
+    /// Snapper's keep-alive at once if it is the longer one. Orleans' method is not virtual, so this one hides it: an
+    /// actor's own calls reach it, but a request made on the activation's context directly
+    /// (<c>GrainContext.DelayDeactivation</c>) is not seen, and the keep-alive may shorten it.
     /// </remarks>
     protected new void DelayDeactivation(TimeSpan timeSpan)
     {
