@@ -39,6 +39,7 @@ public static class BenchmarkSilo
             options.CheckpointInterval = durability.CheckpointInterval;
         });
         silo.Services.Configure<global::Marketplace.MarketplaceOptions>(configuration.GetSection("Marketplace"));
+        silo.Services.Configure<Orleans.Configuration.TransactionalStateOptions>(configuration.GetSection(OrleansTxnStorage.OptionsSection));
         if (durability.DataFolder is null)
         {
             silo.Services.AddGrainStorage(OrleansTxnStorage.Name, (_, _) => new ByReferenceGrainStorage());

@@ -1,6 +1,6 @@
 namespace Snapper.Workloads;
 
-/// <summary>The grain storage the Orleans Transactions baseline keeps its transactional state in.</summary>
+/// <summary>Names the Orleans Transactions baseline is configured by.</summary>
 public static class OrleansTxnStorage
 {
     /// <summary>
@@ -8,4 +8,10 @@ public static class OrleansTxnStorage
     /// storage when nothing is logged, fsynced file storage when Snapper logs).
     /// </summary>
     public const string Name = "orleans-txn";
+
+    /// <summary>
+    /// The configuration section bound to Orleans' <c>TransactionalStateOptions</c> on a benchmark silo, e.g.
+    /// <c>OrleansTransactions:LockTimeout</c>.
+    /// </summary>
+    public const string OptionsSection = "OrleansTransactions";
 }

@@ -230,8 +230,10 @@ public static class ChartOutput
     /// run close (PACT, Hybrid and ACT within 10-20 % of each other drew their values on top of each other, or on each
     /// other's markers). Per x, from the highest point down: a label goes above its point if it stays clear of what is
     /// placed above; else below its point, if it stays clear of the next point's marker; else beside its point (to the
-    /// right, or to the left at the last x, where it would run past the plot's edge); and where even that would cover a
-    /// label above, below its point as low as needed. Above or below is preferred because a label beside its point sits
+    /// right, or to the left at the last x, where it would run past the plot's edge), or on the other side if a label
+    /// beside the next point already sits in that gap at that height and the gap is too narrow for both (Hybrid's values
+    /// at Zipf 1.25 and 1.5 of sweep 11 were drawn on top of each other); and where even that would cover a label above,
+    /// below its point as low as needed. Above or below is preferred because a label beside its point sits
     /// on the line leaving it. <paramref name="span"/> is the y axis' span in data units, to convert pixels; <paramref name="xs"/>
     /// the x values, in order.
     /// </summary>
@@ -243,8 +245,15 @@ public static class ChartOutput
         var perPixel = span / PlotPixels;
         var height = LabelPixels * perPixel;
         var clear = (MarkerPixels / 2 + GapPixels) * perPixel; // a point's center to the nearest edge of a label off its marker
-        var (lastX, capHalfWidth) = (xs[^1], CapHalfWidth(xs));
-        foreach (var column in labels.GroupBy(l => l.X))
+        var capHalfWidth = CapHalfWidth(xs);
+        // The data area is about 600 px wide (the legend and the y axis take the rest) and spans the x values with a
+        // tenth of their span on either side (see Decorate); a 12 pt digit is about 8 px wide.
+        const double DataPixels = ChartWidth - 300, DigitPixels = 8;
+        var xPerPixel = (xs.Length > 1 ? (xs[^1] - xs[0]) * 1.2 : 1) / DataPixels;
+        // Labels placed beside their points, by the gap they sit in (the index of the x on its left) and their y.
+        var besides = new List<(int Gap, double Y)>();
+        // From the last x back, so that a label put left of a point is known when the point before it chooses a side.
+        foreach (var column in labels.GroupBy(l => l.X).OrderByDescending(c => c.Key))
         {
             var points = column.OrderByDescending(l => l.Y).ToArray();
             // The lowest y taken so far in this column by the labels, and by the labels and markers (a label beside its
@@ -272,7 +281,9 @@ public static class ChartOutput
                 else
                 {
                     // Past the whisker's caps, which are wider than the marker.
-                    var side = point.X == lastX ? -1 : 1;
+                    // Two labels beside their points share a gap only if both fit in it side by side.
+                    var sharedGapWidth = 2 * (capHalfWidth + (point.Text.Length * DigitPixels + 2 * GapPixels) * xPerPixel);
+                    var side = BesideSide(xs, Array.IndexOf(xs, point.X), point.Y, height, sharedGapWidth, besides);
                     label.Location = new Coordinates(point.X + side * capHalfWidth, point.Y);
                     label.LabelAlignment = side < 0 ? Alignment.MiddleRight : Alignment.MiddleLeft;
                     label.LabelOffsetX = (float)(side * GapPixels);
@@ -282,6 +293,29 @@ public static class ChartOutput
                 floor = Math.Min(labelFloor, point.Y - clear);
             }
         }
+    }
+
+    /// <summary>
+    /// The side (-1 left, 1 right) a label beside the point at <c>xs[index]</c> goes to: the right, unless that gap is
+    /// narrower than <paramref name="sharedGapWidth"/> and a label already placed beside a point sits in it within a
+    /// label's <paramref name="height"/> of <paramref name="y"/>, and the left is free. The first x has no room on its
+    /// left, the last none on its right. Records the choice in <paramref name="besides"/>.
+    /// </summary>
+    private static int BesideSide(double[] xs, int index, double y, double height, double sharedGapWidth, List<(int Gap, double Y)> besides)
+    {
+        var leftGap = index > 0 ? xs[index] - xs[index - 1] : 0;
+        var rightGap = index < xs.Length - 1 ? xs[index + 1] - xs[index] : 0;
+        var side = rightGap > 0 ? 1 : -1;
+        if (leftGap > 0 && rightGap > 0 && Taken(side) && !Taken(-side))
+        {
+            side = -side;
+        }
+
+        besides.Add((GapOf(side), y));
+        return side;
+
+        int GapOf(int s) => s > 0 ? index : index - 1;
+        bool Taken(int s) => (s > 0 ? rightGap : leftGap) < sharedGapWidth && besides.Exists(b => b.Gap == GapOf(s) && Math.Abs(b.Y - y) < height);
     }
 
     private static string Value(RunResult r, string key) => r.Parameters.FirstOrDefault(p => p.Key == key).Value ?? "0";
