@@ -148,10 +148,10 @@ public sealed class SnapperDTests(SnapperDFixture fixture, ITestOutputHelper out
             output.WriteLine($"{group.Key}: {group.Count(o => o.Abort is null)} of {group.Count()} committed; aborts by root reason: {string.Join(", ", reasons)}");
         }
 
-        // How many commit depends on the machine's load against the fixture's short bounds, so the test asks only what
-        // cannot depend on timing: none of these transfers fails by itself (every balance covers every withdrawal and
-        // names a known account), a PACT never aborts on a conflict, and every kind commits at least once, so that the
-        // conservation check below sees all three at work.
+        // How many commit depends on the machine's load (wait-die, ACTs giving way to batches, the fixture's bounds), so
+        // the test asks only what cannot depend on timing: none of these transfers fails by itself (every balance covers
+        // every withdrawal and names a known account), a PACT never aborts on a conflict, and every kind commits at least
+        // once, so that the conservation check below sees all three at work.
         foreach (var (kind, abort) in outcomes.Where(o => o.Abort is not null))
         {
             var root = RootReason(abort!);
