@@ -65,11 +65,7 @@ public abstract partial class TransactionalActor<TState>
         if (failure is null)
         {
             Schedule.Exit(ticket.Tid);
-            if (!await pacts.FinishAsync(ticket))
-            {
-                failure = new TransactionAbortedException(ticket.Tid, AbortReason.UnawaitedCall,
-                    "its first method returned while a call it made was still running; await every CallActor.");
-            }
+            failure = await pacts.FinishAsync(ticket);
         }
 
         if (failure is not null)

@@ -74,6 +74,13 @@ internal sealed class SnapperTestHooks
     public Func<int, long, Task?>? DelayGlobalAbort { get; set; }
 
     /// <summary>
+    /// Worker <c>worker</c> takes the finish of global PACT <c>gtid</c> (its first method returned; the worker releases the
+    /// accesses it declared there and did not make) only once the returned task completes (null: at once), and the finish
+    /// call fails if it faults, as if that message were slow or lost.
+    /// </summary>
+    public Func<int, long, Task?>? DelayGlobalFinish { get; set; }
+
+    /// <summary>
     /// The master acts on the death of worker <c>worker</c>'s silo, heard from membership, only once the returned task
     /// completes (null: at once): a test submits a transaction between the death being heard and the aborts it causes, so
     /// the client's wait does not include the time a silo takes to restart.

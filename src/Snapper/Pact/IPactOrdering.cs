@@ -14,8 +14,12 @@ internal interface IPactOrdering
     /// <summary>The outcome of the PACT's batch: null if it committed, a <see cref="TransactionAbortedException"/>, or a <see cref="TransactionInDoubtException"/>.</summary>
     Task<SnapperException?> OutcomeAsync(PactTicket ticket);
 
-    /// <summary>The PACT's first method returned: releases unused declared accesses; false if a method of it still runs somewhere.</summary>
-    ValueTask<bool> FinishAsync(PactTicket ticket);
+    /// <summary>
+    /// The PACT's first method returned: releases unused declared accesses. Returns the failure that dooms the PACT, or
+    /// null: <see cref="AbortReason.UnawaitedCall"/> if a method of it still runs somewhere, <see cref="AbortReason.PrepareFailed"/>
+    /// if another worker did not confirm the release within ExecutionTimeout.
+    /// </summary>
+    ValueTask<TransactionAbortedException?> FinishAsync(PactTicket ticket);
 
     /// <summary>
     /// Completes when the global batch of a call's PACT is merged into this worker's order (the call may have outrun it);

@@ -584,6 +584,11 @@ internal sealed partial class PactService
     /// <summary>Finish from another worker: waits until the part is merged here, so the release is not lost before its sub-batch.</summary>
     public async Task<bool> FinishMergedAsync(long gtid, long gbid, GrainId[] actors)
     {
+        if (_testHooks.DelayGlobalFinish?.Invoke(_workerIndex, gtid) is { } delayed)
+        {
+            await delayed;
+        }
+
         try
         {
             await WhenGlobalMergedAsync(gbid, gtid);
@@ -608,8 +613,13 @@ internal sealed partial class PactService
         return clean;
     }
 
-    /// <summary>Finish across workers: this worker's actors directly, each other worker's through its endpoint.</summary>
-    private async Task<bool> FinishGlobalAsync(long tid, long gbid, ActorAccessInfo accessInfo)
+    /// <summary>
+    /// Finish across workers: this worker's actors directly, each other worker's through its endpoint. A worker that does
+    /// not answer within ExecutionTimeout, or whose endpoint fails, fails the PACT with <see cref="AbortReason.PrepareFailed"/>:
+    /// its part may still hold the accesses the finish releases, so it may never complete. That is timing, not the PACT's
+    /// code, so the reason is a transient one; only a worker that answers "still running" makes it an unawaited call.
+    /// </summary>
+    private async Task<TransactionAbortedException?> FinishGlobalAsync(long tid, long gbid, ActorAccessInfo accessInfo)
     {
         var here = new List<GrainId>();
         var elsewhere = new Dictionary<int, List<GrainId>>();
@@ -631,22 +641,24 @@ internal sealed partial class PactService
             }
         }
 
-        var remote = elsewhere.Select(w => _grains.GetGrain<IWorkerPactGrain>(w.Key).Finish(tid, gbid, [.. w.Value])).ToArray();
+        var workers = elsewhere.Keys.ToArray();
+        var remote = workers.Select(w => _grains.GetGrain<IWorkerPactGrain>(w).Finish(tid, gbid, [.. elsewhere[w]])).ToArray();
         var clean = FinishHere(tid, [.. here]);
         try
         {
-            foreach (var finished in await Task.WhenAll(remote).WaitAsync(_executionTimeout))
-            {
-                clean &= finished;
-            }
+            await Task.WhenAll(remote).WaitAsync(_executionTimeout);
         }
         catch (Exception exception)
         {
+            var silent = string.Join(", ", workers.Where((_, i) => !remote[i].IsCompletedSuccessfully));
+            var why = remote.Any(call => !call.IsCompleted) ? $"no answer within ExecutionTimeout ({_executionTimeout})" : exception.Message;
             _logger.LogDebug(exception, "Finish of global PACT {Tid} did not reach every worker", tid);
-            return false;
+            return new TransactionAbortedException(tid, AbortReason.PrepareFailed,
+                $"worker(s) {silent} did not confirm the release of the accesses it declared there and did not make: {why}.");
         }
 
-        return clean;
+        clean &= remote.All(finished => finished.Result);
+        return clean ? null : StillRunning(tid);
     }
 
     /// <summary>

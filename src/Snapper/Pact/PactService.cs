@@ -388,18 +388,18 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     public TransactionAbortedException? TakeDoom(long tid) => _doomed.TryRemove(tid, out var reason) ? reason : null;
 
     /// <summary>
-    /// The PACT's first method returned: releases the accesses it declared but did not make. Returns false if a
-    /// method of it is still running somewhere (a call that was not awaited).
+    /// The PACT's first method returned: releases the accesses it declared but did not make. Returns the failure that
+    /// dooms the PACT, or null (see <see cref="IPactOrdering.FinishAsync"/>).
     /// </summary>
     /// <remarks>
     /// By what the PACT was ordered with, never by the declaration as it reads now: a caller in this silo shares its
     /// ActorAccessInfo with the PACT (requests are not copied inside a silo) and may have changed it since.
     /// </remarks>
-    public ValueTask<bool> FinishAsync(PactTicket ticket)
+    public ValueTask<TransactionAbortedException?> FinishAsync(PactTicket ticket)
     {
         if (ticket.Global is { } global)
         {
-            return new ValueTask<bool>(FinishGlobalAsync(ticket.Tid, global.Gbid, global.Declaration));
+            return new ValueTask<TransactionAbortedException?>(FinishGlobalAsync(ticket.Tid, global.Gbid, global.Declaration));
         }
 
         var clean = true;
@@ -408,8 +408,11 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
             clean &= schedule.Finish(ticket.Tid);
         }
 
-        return new ValueTask<bool>(clean);
+        return clean ? default : new ValueTask<TransactionAbortedException?>(StillRunning(ticket.Tid));
     }
+
+    private static TransactionAbortedException StillRunning(long tid) =>
+        new(tid, AbortReason.UnawaitedCall, "its first method returned while a call it made was still running; await every CallActor.");
 
     Task IPactOrdering.WhenGlobalMergedAsync(TxnContext context) =>
         (context.GlobalWorkers & (1L << _workerIndex)) == 0
@@ -425,9 +428,19 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     {
         lock (_gate)
         {
-            if (!_uncommitted.TryGetValue(failed.Bid, out var failedBatch) || failedBatch.Committing || failedBatch.Voted)
+            if (!_uncommitted.TryGetValue(failed.Bid, out var failedBatch) || failedBatch.Committing)
             {
-                return; // resolved already, or its commit record is being written (it commits), or the master decides it
+                return; // resolved already, or its commit record is being written (it commits)
+            }
+
+            if (failedBatch.Voted)
+            {
+                // A global part voted for here: the master decides. A PACT fails after its part here completed only when its
+                // finish did not reach another worker, whose part then cannot complete: the master is asked to abort now
+                // rather than when its watchdog finds the batch overdue. It does unless every worker voted (then the finish
+                // did arrive and the batch commits), and its abort comes back here with this reason.
+                ReportGlobalAborts([failedBatch], reason);
+                return;
             }
 
             AbortUncommittedLocked(failed, reason);

@@ -248,6 +248,58 @@ public sealed class SnapperDTests(SnapperDFixture fixture, ITestOutputHelper out
     }
 
     [Fact]
+    public async Task A_global_pact_whose_finish_does_not_reach_a_worker_aborts_at_once_with_a_transient_reason()
+    {
+        var (root, unused) = (fixture.OnWorker<IProbe>(0, 1)[0], fixture.OnWorker<IProbe>(1, 1)[0]);
+        var declared = ActorAccessInfo.Of(Probe(root), Probe(unused));
+        var askedFor = -1L;
+        TransactionAbortedException failed;
+        try
+        {
+            // The PACT declares an actor on worker 1 and never calls it: only the finish can release that access, and the
+            // finish call to worker 1 fails (as if the message were lost), so worker 1's part can never complete. Worker 0's
+            // part completes and may vote before the root learns that, so only the master can abort the batch then.
+            fixture.Hooks.DelayGlobalFinish = (worker, gtid) =>
+            {
+                if (worker != 1)
+                {
+                    return null;
+                }
+
+                Interlocked.Exchange(ref askedFor, gtid);
+                return Task.FromException(new TimeoutException("lost by a test"));
+            };
+
+            failed = await Assert.ThrowsAsync<TransactionAbortedException>(() => RetryCascading(async () =>
+            {
+                await Probe(root).StartTxn(Probe(root).Increment, 1, declared);
+                return true;
+            }).WaitAsync(TimeSpan.FromSeconds(20)));
+        }
+        finally
+        {
+            fixture.Hooks.DelayGlobalFinish = null;
+        }
+
+        // Timing failed it, not its code: a RetryPolicy retries it (an unawaited call would not be). It ended on the root's
+        // report, not on the master's watchdog, whose reason would be ExecutionTimeout.
+        output.WriteLine($"{failed.Reason}: {failed.Message}");
+        Assert.Equal(AbortReason.PrepareFailed, failed.Reason);
+        Assert.True(failed.IsTransient);
+        Assert.Equal(failed.Tid, Interlocked.Read(ref askedFor));
+        Assert.Contains("worker(s) 1", failed.Message);
+
+        // Nothing of it committed, and the same PACT commits once the finish gets through.
+        Assert.Equal(0, await RetryCascading(() => Probe(root).StartTxn(Probe(root).Read, 0, ActorAccessInfo.Of(Probe(root)))));
+        await RetryCascading(async () =>
+        {
+            await Probe(root).StartTxn(Probe(root).Increment, 1, declared);
+            return true;
+        }).WaitAsync(TimeSpan.FromSeconds(20));
+        Assert.Equal(1, await RetryCascading(() => Probe(root).StartTxn(Probe(root).Read, 0, ActorAccessInfo.Of(Probe(root)))));
+    }
+
+    [Fact]
     public async Task An_abort_that_reaches_a_worker_while_it_merges_the_aborted_part_drops_that_part()
     {
         var (root, remote) = (fixture.OnWorker<IProbe>(0, 1)[0], fixture.OnWorker<IProbe>(1, 1)[0]);
