@@ -56,6 +56,55 @@ public sealed class ParticipantWatchdogTests
     }
 
     [Fact]
+    public async Task A_call_that_reaches_a_participant_which_gave_up_on_the_act_aborts_it_with_a_transient_reason()
+    {
+        // Bounds far beyond the test's own steps: the first actor's own bound never fires here, only the hook's give-up.
+        var hooks = new SnapperTestHooks();
+        await using var cluster = await ClusterFixture.StartAsync(o =>
+        {
+            o.ExecutionTimeout = TimeSpan.FromSeconds(60);
+            o.ParticipantTimeout = TimeSpan.FromSeconds(90);
+            o.OutcomeRetention = TimeSpan.FromMinutes(5);
+        }, hooks);
+        IProbe Probe(long id) => cluster.Client.GetGrain<IProbe>(id);
+        var ids = ClusterFixture.NewIds(2);
+        var (first, participant) = (ids[0], ids[1]);
+        var participantActor = Probe(participant).GetGrainId();
+        var gate = $"gave-up-{first}";
+        var gaveUp = new TaskCompletionSource<long>(TaskCreationOptions.RunContinuationsAsynchronously);
+        hooks.ActTrace = (actor, tid, what) =>
+        {
+            if (actor == participantActor && what.StartsWith("aborts on its own", StringComparison.Ordinal))
+            {
+                gaveUp.TrySetResult(tid);
+            }
+        };
+
+        // The first actor increments the participant, holds, then calls it again. While it holds, the participant gives up
+        // on the ACT (as its watchdog does past ParticipantTimeout; under load the first actor's bound can fire later).
+        var held = Probe(first).StartTxn(Probe(first).CallThenHold, new CallThenHold(participant, gate, ThenCallAgain: true));
+        try
+        {
+            var tid = await Gates.WhenReached(gate);
+            hooks.ParticipantGivesUp = (actor, t) => actor == participantActor && t == tid;
+            Assert.Equal(tid, await gaveUp.Task.WaitAsync(TimeSpan.FromSeconds(30)));
+        }
+        finally
+        {
+            hooks.ParticipantGivesUp = null;
+            Gates.Release(gate);
+        }
+
+        // The second call finds the ACT aborted there: timing, not the ACT's code, so the reason is a transient one that a
+        // RetryPolicy retries (it was InvalidCall, which blames the code and is not retried).
+        var abort = await Assert.ThrowsAsync<TransactionAbortedException>(() => held.WaitAsync(TimeSpan.FromSeconds(30)));
+        Assert.Equal(AbortReason.ParticipantTimeout, abort.Reason);
+        Assert.True(abort.IsTransient);
+        Assert.Equal(0, await Probe(participant).StartTxn(Probe(participant).Read, 0).WaitAsync(TimeSpan.FromSeconds(30)));
+        Assert.Equal(0, await Probe(first).StartTxn(Probe(first).Read, 0).WaitAsync(TimeSpan.FromSeconds(30)));
+    }
+
+    [Fact]
     public async Task A_prepared_participant_that_never_hears_the_commit_asks_for_it_and_frees_its_lock()
     {
         var hooks = new SnapperTestHooks();

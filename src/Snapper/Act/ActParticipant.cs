@@ -343,7 +343,8 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
                 txn.FirstActorSilo = serving; // acted on once per change
             }
 
-            if (txn.Phase == ActorTxnPhase.Active && txn.RunningMethods == 0 && (idle > options.ParticipantTimeout || firstActorLost))
+            var givesUp = idle > options.ParticipantTimeout || Runtime.TestHooks.ParticipantGivesUp?.Invoke(core.Self, txn.Tid) == true;
+            if (txn.Phase == ActorTxnPhase.Active && txn.RunningMethods == 0 && (givesUp || firstActorLost))
             {
                 core.Logger.LogWarning("Transaction {Tid} idle for {Idle} without a decision{Why}; aborting it here", txn.Tid, idle,
                     firstActorLost ? ", and its first actor's silo stopped" : "");

@@ -651,7 +651,13 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         {
             if (_core.Ended.TryGet(context.Tid, out var outcome))
             {
-                throw new TransactionNotActiveException(context.Tid, $"it already ended on this actor ({outcome}).");
+                // A call comes from a method of the transaction that is still running, so this actor ended it first: it gave
+                // up waiting for the first actor (its watchdog, past ParticipantTimeout), or an abort outran the call. That is
+                // timing, not the caller's code, so the caller gets a transient reason and a RetryPolicy retries the ACT.
+                throw outcome == Act.TxnOutcome.Aborted
+                    ? new TransactionAbortedException(context.Tid, AbortReason.ParticipantTimeout,
+                        $"actor {_self} had already aborted it (it waited longer than ParticipantTimeout for the first actor) when this call arrived.")
+                    : new TransactionNotActiveException(context.Tid, $"it already ended on this actor ({outcome}).");
             }
 
             if (_runtime.Migrations.IsFrozen(_self) || !_runtime.ServesHere(_self))

@@ -81,6 +81,13 @@ internal sealed class SnapperTestHooks
     public Func<int, long, Task?>? DelayGlobalFinish { get; set; }
 
     /// <summary>
+    /// The participant watchdog of actor <c>actor</c> gives up on ACT <c>tid</c> at its next round, as if the ACT had been idle
+    /// there past ParticipantTimeout, when this returns true: a test has a participant abort on its own while the first actor
+    /// still runs the ACT (under load the first actor's own bound can fire late, so this happens without the hook too).
+    /// </summary>
+    public Func<GrainId, long, bool>? ParticipantGivesUp { get; set; }
+
+    /// <summary>
     /// The master acts on the death of worker <c>worker</c>'s silo, heard from membership, only once the returned task
     /// completes (null: at once): a test submits a transaction between the death being heard and the aborts it causes, so
     /// the client's wait does not include the time a silo takes to restart.

@@ -48,9 +48,12 @@ public sealed record Hold(
 [GenerateSerializer]
 public sealed record UnawaitedHold([property: Id(0)] long Target, [property: Id(1)] string Gate);
 
-/// <summary>Increment <paramref name="Other"/>, then report at <paramref name="Gate"/>, wait to be released, and throw if <paramref name="ThenFail"/>.</summary>
+/// <summary>
+/// Increment <paramref name="Other"/>, then report at <paramref name="Gate"/>, wait to be released, throw if
+/// <paramref name="ThenFail"/>, and increment <paramref name="Other"/> again if <paramref name="ThenCallAgain"/>.
+/// </summary>
 [GenerateSerializer]
-public sealed record CallThenHold([property: Id(0)] long Other, [property: Id(1)] string Gate, [property: Id(2)] bool ThenFail = false);
+public sealed record CallThenHold([property: Id(0)] long Other, [property: Id(1)] string Gate, [property: Id(2)] bool ThenFail = false, [property: Id(3)] bool ThenCallAgain = false);
 
 /// <summary>
 /// Report at <paramref name="Gate"/>, wait to be released, then read <paramref name="Target"/>. As a PACT's first call,
@@ -187,6 +190,11 @@ public sealed class Probe : ControllableActor<ProbeState>, IProbe
         if (input.ThenFail)
         {
             throw new InvalidOperationException("failing after the hold, as asked");
+        }
+
+        if (input.ThenCallAgain)
+        {
+            await CallActor(ctx, GrainFactory.GetGrain<IProbe>(input.Other).Increment, 1);
         }
     }
 
