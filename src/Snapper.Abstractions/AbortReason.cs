@@ -13,10 +13,18 @@ public enum AbortReason
     /// <summary>A lock wait exceeded <c>SnapperOptions.LockWaitTimeout</c>.</summary>
     LockTimeout,
 
-    /// <summary>A participant voted no, or did not answer the prepare within <c>SnapperOptions.PrepareTimeout</c>.</summary>
+    /// <summary>
+    /// A participant voted no, or did not answer the prepare within <c>SnapperOptions.PrepareTimeout</c>; or, for a global
+    /// PACT, a worker did not confirm within <c>SnapperOptions.ExecutionTimeout</c> that it released the accesses the PACT
+    /// declared there and did not make.
+    /// </summary>
     PrepareFailed,
 
-    /// <summary>A participant held the transaction without hearing from its first actor for longer than <c>SnapperOptions.ParticipantTimeout</c>.</summary>
+    /// <summary>
+    /// A participant held the transaction without hearing from its first actor for longer than
+    /// <c>SnapperOptions.ParticipantTimeout</c> and aborted it; a later call of the transaction that reaches it fails with
+    /// this reason too.
+    /// </summary>
     ParticipantTimeout,
 
     /// <summary>The transaction's methods ran longer than <c>SnapperOptions.ExecutionTimeout</c>.</summary>
