@@ -97,9 +97,9 @@ internal static class RandomRuns
     /// <summary>
     /// Runs a seeded random workload of <see cref="Transactions"/> transactions and checks its history; with
     /// <paramref name="alongside"/>, that runs beside it (given the hot actors' ids) until the workload ends and is
-    /// cancelled then: live migrations of those actors, for one.
+    /// cancelled then: live migrations of those actors, for one. Returns how many transactions aborted for each reason.
     /// </summary>
-    public static async Task RunAndCheck(IGrainFactory grains, ITestOutputHelper output, int seed, RandomWorkloadShape shape,
+    public static async Task<IReadOnlyDictionary<AbortReason, int>> RunAndCheck(IGrainFactory grains, ITestOutputHelper output, int seed, RandomWorkloadShape shape,
         Func<long[], CancellationToken, Task>? alongside = null)
     {
         var first = ClusterFixture.NewIds(shape.HotActors + shape.ColdActors)[0] + (shape.KeyLevel ? KeyedHistoryActor.KeyLevelTargets : 0);
@@ -138,5 +138,7 @@ internal static class RandomRuns
         {
             Assert.True(final[id].SequenceEqual(final[id + RandomHistory.MirrorOffset]), $"seed {seed}: the replica of {id} holds other writers than its key");
         }
+
+        return workload.AbortReasons;
     }
 }
