@@ -656,7 +656,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
                 // timing, not the caller's code, so the caller gets a transient reason and a RetryPolicy retries the ACT.
                 throw outcome == Act.TxnOutcome.Aborted
                     ? new TransactionAbortedException(context.Tid, AbortReason.ParticipantTimeout,
-                        $"actor {_self} had already aborted it (it waited longer than ParticipantTimeout for the first actor) when this call arrived.")
+                        $"actor {_self} had already aborted it when this call arrived (it gave up waiting for the first actor, past ParticipantTimeout, or heard the abort first).")
                     : new TransactionNotActiveException(context.Tid, $"it already ended on this actor ({outcome}).");
             }
 

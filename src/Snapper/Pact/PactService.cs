@@ -435,10 +435,11 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
 
             if (failedBatch.Voted)
             {
-                // A global part voted for here: the master decides. A PACT fails after its part here completed only when its
-                // finish did not reach another worker, whose part then cannot complete: the master is asked to abort now
-                // rather than when its watchdog finds the batch overdue. It does unless every worker voted (then the finish
-                // did arrive and the batch commits), and its abort comes back here with this reason.
+                // A global part voted for here: the master decides. A PACT fails after its part here completed only at its
+                // finish, when another worker did not confirm it or still runs a method of it; that worker's part then
+                // cannot complete, so the master is asked to abort now rather than when its watchdog finds the batch
+                // overdue. It does unless every worker voted (then the finish did arrive and the batch commits), and its
+                // abort comes back here with this reason.
                 ReportGlobalAborts([failedBatch], reason);
                 return;
             }
