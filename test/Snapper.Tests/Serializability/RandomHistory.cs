@@ -34,6 +34,12 @@ public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomW
     /// <summary>How many transactions aborted for each reason, for the test output.</summary>
     public ConcurrentDictionary<AbortReason, int> AbortReasons { get; } = new();
 
+    /// <summary>
+    /// The first abort of each reason that blames the transaction's own code (every history transaction awaits its calls,
+    /// calls only what it declared and only methods that exist), printed whole: such an abort points at timing in Snapper.
+    /// </summary>
+    public ConcurrentDictionary<AbortReason, TransactionAbortedException> BlamingTheCode { get; } = new();
+
     /// <summary>Added to a key's id for its replica's: a key of another grain (the offset is a multiple of the keys per grain).</summary>
     public const long MirrorOffset = 1L << 40;
 
@@ -116,6 +122,10 @@ public sealed class RandomHistory(IGrainFactory grains, long firstActor, RandomW
                 catch (TransactionAbortedException aborted)
                 {
                     AbortReasons.AddOrUpdate(aborted.Reason, 1, static (_, n) => n + 1);
+                    if (aborted.Reason is AbortReason.UnawaitedCall or AbortReason.InvalidCall or AbortReason.UndeclaredAccess)
+                    {
+                        BlamingTheCode.TryAdd(aborted.Reason, aborted);
+                    }
                     history.Add(new RecordedTxn(step.Txn, false, []));
                 }
             }

@@ -114,6 +114,11 @@ internal static class RandomRuns
 
         var committed = history.Count(t => t.Committed);
         output.WriteLine($"seed {seed}: {committed} committed, {history.Count - committed} aborted of {history.Count} ({string.Join(", ", workload.AbortReasons.Select(r => $"{r.Key} {r.Value}"))})");
+        foreach (var (_, abort) in workload.BlamingTheCode)
+        {
+            output.WriteLine($"first {abort.Reason} abort: {abort}");
+        }
+
         Assert.Equal(Transactions, history.Count);
         Assert.True(committed > Transactions / 5, $"seed {seed}: only {committed} committed");
         var problems = HistoryChecker.Check(history, final);
