@@ -651,12 +651,13 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         {
             if (_core.Ended.TryGet(context.Tid, out var outcome))
             {
-                // A call comes from a method of the transaction that is still running, so this actor ended it first: it gave
-                // up waiting for the first actor (its watchdog, past ParticipantTimeout), or an abort outran the call. That is
-                // timing, not the caller's code, so the caller gets a transient reason and a RetryPolicy retries the ACT.
+                // An actor remembers an abort only when its participant watchdog gave up on the transaction (heard nothing
+                // from the first actor past ParticipantTimeout), and a call comes from a method of the transaction that is
+                // still running: timing, not the caller's code, so the caller gets that transient reason, and a RetryPolicy
+                // retries the ACT.
                 throw outcome == Act.TxnOutcome.Aborted
                     ? new TransactionAbortedException(context.Tid, AbortReason.ParticipantTimeout,
-                        $"actor {_self} had already aborted it when this call arrived (it gave up waiting for the first actor, past ParticipantTimeout, or heard the abort first).")
+                        $"actor {_self} had already aborted it on its own when this call arrived: it heard nothing from the first actor for longer than ParticipantTimeout.")
                     : new TransactionNotActiveException(context.Tid, $"it already ended on this actor ({outcome}).");
             }
 
