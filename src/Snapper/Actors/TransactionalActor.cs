@@ -165,14 +165,32 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
             _runtime.Ordering.Doom(abort);
             throw;
         }
+        catch (TransactionNotActiveException)
+        {
+            throw PactNotRunning(context);
+        }
 
         lock (Schedule.Gate)
         {
-            return Schedule.IsRunning(context.Tid)
-                ? _core.State.ForKeyedPact(context.Tid, keys)
-                : throw new TransactionNotActiveException(context.Tid, "it is not running a method on this actor (it ended, or the context was kept).");
+            if (Schedule.IsRunning(context.Tid))
+            {
+                return _core.State.ForKeyedPact(context.Tid, keys);
+            }
         }
+
+        throw PactNotRunning(context);
     }
+
+    /// <summary>
+    /// Why a PACT's access to this actor's state finds it no longer running here (not under the schedule's gate: the PACT
+    /// service calls into schedules with its own lock held). The master's abort of a global batch may drop its part on this
+    /// worker while a method of it runs here, before the abort reaches the worker of its first actor, which would then
+    /// report this refusal as the PACT's own failure: it is named as the cascading abort it is, not as a call made outside
+    /// the transaction (<see cref="AbortReason.InvalidCall"/>, which blames the PACT's code).
+    /// </summary>
+    private Exception PactNotRunning(TxnContext context) =>
+        (Exception?)_runtime.Ordering.DroppedHere(context)
+        ?? new TransactionNotActiveException(context.Tid, "it is not running a method on this actor (it ended, or the context was kept).");
 
     /// <summary>The state recovery found for this actor in the log (a subclass in this library may log it in its own form).</summary>
     private protected virtual TState RestoreState(Logging.RecoveredActor recovered) => _runtime.Deserialize<TState>(recovered.State!);
@@ -272,10 +290,13 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
 
         lock (Schedule.Gate)
         {
-            return Schedule.IsRunning(context.Tid)
-                ? _core.State.ForPact(mode)
-                : throw new TransactionNotActiveException(context.Tid, "it is not running a method on this actor (it ended, or the context was kept).");
+            if (Schedule.IsRunning(context.Tid))
+            {
+                return _core.State.ForPact(mode);
+            }
         }
+
+        throw PactNotRunning(context);
     }
 
     private async Task<TState> ActStateAsync(TxnContext context, AccessMode mode)

@@ -33,6 +33,12 @@ internal interface IPactOrdering
     /// </summary>
     TransactionAbortedException Explain(TxnContext context, TransactionAbortedException refused);
 
+    /// <summary>
+    /// <see cref="AbortReason.CascadingAbort"/> if the PACT of <paramref name="context"/> is global and its part on this worker
+    /// was dropped (it aborted; a part commits only after its PACTs' methods returned); null otherwise.
+    /// </summary>
+    TransactionAbortedException? DroppedHere(TxnContext context);
+
     /// <summary>The PACT failed: its batch and every later uncommitted one abort.</summary>
     void Abort(PactTicket failed, TransactionAbortedException reason);
 

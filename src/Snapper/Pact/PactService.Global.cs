@@ -173,20 +173,21 @@ internal sealed partial class PactService
         }
     }
 
-    public TransactionAbortedException Explain(TxnContext context, TransactionAbortedException refused)
+    public TransactionAbortedException Explain(TxnContext context, TransactionAbortedException refused) =>
+        refused.Reason == AbortReason.UndeclaredAccess && DroppedHere(context) is { } dropped ? dropped : refused;
+
+    public TransactionAbortedException? DroppedHere(TxnContext context)
     {
-        if (context.GlobalBid <= 0 || refused.Reason != AbortReason.UndeclaredAccess)
+        if (context.GlobalBid <= 0)
         {
-            return refused;
+            return null;
         }
 
         lock (_gate)
         {
-            // Merged here and gone while one of its PACTs still calls: it can only have aborted (a commit waits for the PACT).
+            // Merged here and gone while one of its PACTs still runs: it can only have aborted (a commit waits for the PACT).
             var dropped = IsGlobalAborted(context.GlobalBid) || (context.GlobalBid <= _lastGlobalEmitted && !_globalParts.ContainsKey(context.GlobalBid));
-            return dropped
-                ? new TransactionAbortedException(context.Tid, AbortReason.CascadingAbort, $"its global batch {context.GlobalBid} was aborted.")
-                : refused;
+            return dropped ? new TransactionAbortedException(context.Tid, AbortReason.CascadingAbort, $"its global batch {context.GlobalBid} was aborted.") : null;
         }
     }
 

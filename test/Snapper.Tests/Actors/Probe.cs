@@ -95,6 +95,12 @@ public interface IProbe : ITransactionalActor, IGrainWithIntegerKey
 
     Task CallThenHold(TxnContext ctx, CallThenHold input);
 
+    /// <summary>Calls <c>ReachThenWrite</c> on <paramref name="target"/> with this actor's id as its gate's name.</summary>
+    Task CallReachThenWrite(TxnContext ctx, long target);
+
+    /// <summary>Reports the PACT's global batch (0 if local) at a gate named after this actor, waits to be released, then writes.</summary>
+    Task ReachThenWrite(TxnContext ctx, int unused);
+
     Task<int> ReachThenRead(TxnContext ctx, ReachThenRead input);
 
     Task<int> ReadThenHold(TxnContext ctx, ReadThenHold input);
@@ -196,6 +202,17 @@ public sealed class Probe : ControllableActor<ProbeState>, IProbe
         {
             await CallActor(ctx, GrainFactory.GetGrain<IProbe>(input.Other).Increment, 1);
         }
+    }
+
+    public Task CallReachThenWrite(TxnContext ctx, long target) =>
+        CallActor(ctx, GrainFactory.GetGrain<IProbe>(target).ReachThenWrite, 0);
+
+    public async Task ReachThenWrite(TxnContext ctx, int unused)
+    {
+        var gate = $"reach-then-write-{this.GetPrimaryKeyLong()}";
+        Gates.Reach(gate, ctx.GlobalBid);
+        await Gates.WhenReleased(gate);
+        (await GetState(ctx, AccessMode.ReadWrite)).Value++;
     }
 
     public async Task<int> ReachThenRead(TxnContext ctx, ReachThenRead input)

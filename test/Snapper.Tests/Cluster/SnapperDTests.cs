@@ -300,6 +300,46 @@ public sealed class SnapperDTests(SnapperDFixture fixture, ITestOutputHelper out
     }
 
     [Fact]
+    public async Task A_global_pact_whose_part_is_dropped_while_its_method_runs_there_reports_the_cascade_not_an_invalid_call()
+    {
+        var (root, remote) = (fixture.OnWorker<IProbe>(0, 1)[0], fixture.OnWorker<IProbe>(1, 1)[0]);
+        var gate = $"reach-then-write-{remote}";
+        var master = fixture.MasterServices.GetRequiredService<GlobalPactService>();
+        var workerOne = fixture.WorkerServices(1).GetRequiredService<PactService>();
+        var abortReachesWorkerZero = new TaskCompletionSource(TaskCreationOptions.RunContinuationsAsynchronously);
+        try
+        {
+            // The master's abort reaches worker 0 (the root's) only when the test says so, worker 1 at once.
+            fixture.Hooks.DelayGlobalAbort = (worker, _) => worker == 0 ? abortReachesWorkerZero.Task : null;
+
+            // The root calls `remote` on worker 1, whose method stops at the gate before it touches its state.
+            var pact = Probe(root).StartTxn(Probe(root).CallReachThenWrite, remote, ActorAccessInfo.Of(Probe(root), Probe(remote)));
+            var gbid = await Gates.WhenReached(gate);
+            Assert.True(gbid > 0, "the PACT is not global");
+
+            // The master aborts the batch (as when another PACT of it failed); worker 1 drops its part, worker 0 not yet.
+            master.Abort(gbid, new TransactionAbortedException(gbid, AbortReason.UserException, "failed by a test"));
+            await Staged.Until(() => workerOne.HeardAbortOf(gbid), "worker 1 never heard the abort", TimeSpan.FromSeconds(20));
+
+            // The method goes on and finds its PACT gone on worker 1. The root hears that before its own worker hears the
+            // abort, so what the method reports is what the client sees: the cascade, a transient reason.
+            Gates.Release(gate);
+            var abort = await Assert.ThrowsAsync<TransactionAbortedException>(() => pact.WaitAsync(TimeSpan.FromSeconds(20)));
+            output.WriteLine($"{abort.Reason}: {abort.Message}");
+            Assert.Equal(AbortReason.CascadingAbort, abort.Reason);
+            Assert.True(abort.IsTransient);
+        }
+        finally
+        {
+            fixture.Hooks.DelayGlobalAbort = null;
+            abortReachesWorkerZero.TrySetResult();
+            Gates.Release(gate);
+        }
+
+        Assert.Equal(0, await RetryCascading(() => Probe(remote).StartTxn(Probe(remote).Read, 0, ActorAccessInfo.Of(Probe(remote)))).WaitAsync(TimeSpan.FromSeconds(20)));
+    }
+
+    [Fact]
     public async Task An_abort_that_reaches_a_worker_while_it_merges_the_aborted_part_drops_that_part()
     {
         var (root, remote) = (fixture.OnWorker<IProbe>(0, 1)[0], fixture.OnWorker<IProbe>(1, 1)[0]);
