@@ -60,6 +60,11 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
                 await round.OpenAsync(silo.Client);
                 var opened = clock.Elapsed;
                 var workload = round.RunAsync(silo.Client);
+
+                // The kill comes a random moment after the round's first acknowledged commit, not after it opened: on a
+                // loaded machine nothing may commit in the first few hundred milliseconds, and a kill then checks nothing.
+                // Bounded: a round that commits nothing within the wait is killed anyway (the final count tells).
+                await Task.WhenAny(round.FirstCommitted, Task.Delay(TimeSpan.FromSeconds(30)));
                 await Task.Delay(random.Next(20, 400));
                 await silo.KillAsync();
 
@@ -155,6 +160,11 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
 
         public bool Keyed => keyed;
 
+        private readonly TaskCompletionSource _firstCommitted = new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+        /// <summary>Completes when a transfer of this round was acknowledged as committed.</summary>
+        public Task FirstCommitted => _firstCommitted.Task;
+
         public IEnumerable<(Outcome, int)> Counts() => _ops.Values.GroupBy(o => o.Outcome).Select(g => (g.Key, g.Count()));
 
         private static ILedgerAccount Account(IGrainFactory grains, long id) => grains.GetGrain<ILedgerAccount>(id);
@@ -208,6 +218,7 @@ public sealed class CrashTests(ITestOutputHelper output) : IDisposable
                 {
                     await TransferAsync(grains, op, pact: random.Next(2) == 1);
                     op.Outcome = Outcome.Committed;
+                    _firstCommitted.TrySetResult();
                 }
                 catch (TransactionAbortedException)
                 {
