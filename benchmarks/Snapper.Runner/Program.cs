@@ -18,6 +18,12 @@ var txnSizeOption = new Option<string>("--txnsize") { Description = "Actors per 
 var zipfOption = new Option<string>("--zipf") { Description = "Zipf constants; a comma-separated list sweeps them (e.g. 0,0.9,1,1.25,1.5)", DefaultValueFactory = _ => "0" };
 var hotOption = new Option<string?>("--hot") { Description = "Hot-set fractions instead of Zipf (90% of accesses go to the hot set), e.g. 0.01,0.001" };
 var pactPercentOption = new Option<double>("--pact-percent") { Description = "Share of PACTs in Hybrid mode, in percent", DefaultValueFactory = _ => 90 };
+var orleansTxnLocksOption = new Option<OrleansTxnLockOrder>("--orleans-txn-locks")
+{
+    Description = "smallbank: how the Orleans Transactions baseline takes its accounts' locks, parallel (withdraw, then deposit in parallel; " +
+        "deadlocks under skew wait for Orleans' 10-s transaction timeout) or ascending (one account at a time in account order: no deadlock)",
+    DefaultValueFactory = _ => new SmallBankSettings().OrleansTxnLocks,
+};
 var warehousesOption = new Option<string?>("--warehouses") { Description = "TPC-C warehouses; a comma-separated list sweeps them (default 2; 1 with --quick)" };
 var orderPartitionsOption = new Option<string>("--order-partitions")
 {
@@ -118,7 +124,7 @@ var migrationParallelOption = new Option<int>("--migration-parallel") { Descript
 
 var root = new RootCommand("Snapper experiment runner: one workload, several execution modes side by side, CSV and charts.")
 {
-    workloadOption, modesOption, actorsOption, txnSizeOption, actorSizeOption, statesOption, actorSkewOption, keySkewOption, concurrencyOption, dependenciesOption, repeatOption, zipfOption, hotOption, pactPercentOption, warehousesOption, orderPartitionsOption,
+    workloadOption, modesOption, actorsOption, txnSizeOption, actorSizeOption, statesOption, actorSkewOption, keySkewOption, concurrencyOption, dependenciesOption, repeatOption, zipfOption, hotOption, pactPercentOption, orleansTxnLocksOption, warehousesOption, orderPartitionsOption,
     itemsOption, pipelineOption, epochsOption,
     warmupOption, epochSecondsOption, quickOption, outOption, dataOption, clusterOption, clusterDataOption, workersOption, distPercentOption, distLevelOption,
     tagOption, loggingOption, checkpointOption, seedOption, replotOption, minutesOption, siloPerModeOption, scaleOutOption, addSilosOption, migrationParallelOption,
@@ -194,6 +200,7 @@ root.SetAction(async (parse, cancellationToken) =>
             Doubles(parse.GetValue(zipfOption)!),
             parse.GetValue(hotOption) is { } hot ? Doubles(hot) : null,
             parse.GetValue(pactPercentOption),
+            parse.GetValue(orleansTxnLocksOption),
             spread),
         "tpcc" => TpccPoints(
             Ints(parse.GetValue(warehousesOption) ?? (quick ? "1" : "2")),
@@ -417,11 +424,12 @@ root.SetAction(async (parse, cancellationToken) =>
 
 return await root.Parse(args).InvokeAsync();
 
-static IReadOnlyList<IWorkload> SmallBankPoints(int actors, int[] txnSizes, double[] zipfs, double[]? hots, double pactPercent, WorkerSpread? spread) =>
+static IReadOnlyList<IWorkload> SmallBankPoints(
+    int actors, int[] txnSizes, double[] zipfs, double[]? hots, double pactPercent, OrleansTxnLockOrder orleansTxnLocks, WorkerSpread? spread) =>
     (from txnSize in txnSizes
      from skew in hots is null ? zipfs.Select(z => (Zipf: z, Hot: (double?)null)) : hots.Select(h => (Zipf: 0.0, Hot: (double?)h))
      from dist in spread is null ? [(double?)null] : spread.Percents.Select(p => (double?)p)
-     let settings = new SmallBankSettings(actors, txnSize, skew.Zipf, skew.Hot, pactPercent)
+     let settings = new SmallBankSettings(actors, txnSize, skew.Zipf, skew.Hot, pactPercent, orleansTxnLocks)
      select (IWorkload)new SmallBankWorkload(settings, dist is { } percent ? AccountsByWorker(settings, spread!, percent) : null)).ToArray();
 
 // Each worker's share of the accounts gets the run's skew of its own: a hot set of the same fraction, or the same Zipf.

@@ -1,6 +1,7 @@
 using System.Globalization;
 using ScottPlot;
 using Snapper.Runner.Experiment;
+using Snapper.Workloads.SmallBank;
 
 namespace Snapper.Runner.Output;
 
@@ -40,10 +41,9 @@ public static class ChartOutput
         var settingKeys = best.SelectMany(r => r.Parameters)
             .Where(p => p.Key != "pipeline" && p.Key != axis?.Name && (!double.TryParse(p.Value, CultureInfo.InvariantCulture, out _) || numericVarying.Contains(p.Key)))
             .Select(p => p.Key).Distinct()
-            // Hybrid's pact% belongs to its mode, not to a setting: it would only repeat the mode's name.
-            .Where(key => key != "pact%" && best.Select(r => Value(r, key)).Distinct().Count() > 1).ToArray();
-        string SeriesOf(RunResult r) => string.Join(' ', settingKeys.Select(key => $"{key}={Value(r, key)}")
-            .Prepend(r.Parameters.Any(p => p.Key == "pact%") ? $"{r.Mode} ({Value(r, "pact%")}% PACT)" : r.Mode.ToString()));
+            // Hybrid's pact% and the baseline's locks belong to their mode, not to a setting: the mode's name carries them.
+            .Where(key => key is not ("pact%" or SmallBankWorkload.LocksParameter) && best.Select(r => Value(r, key)).Distinct().Count() > 1).ToArray();
+        string SeriesOf(RunResult r) => string.Join(' ', settingKeys.Select(key => $"{key}={Value(r, key)}").Prepend(ModeName(r)));
         var series = best.Select(SeriesOf).Distinct().ToArray();
         if (axis is null)
         {
@@ -317,6 +317,12 @@ public static class ChartOutput
         int GapOf(int s) => s > 0 ? index : index - 1;
         bool Taken(int s) => (s > 0 ? rightGap : leftGap) < sharedGapWidth && besides.Exists(b => b.Gap == GapOf(s) && Math.Abs(b.Y - y) < height);
     }
+
+    /// <summary>A series' mode with what belongs to it: Hybrid's share of PACTs, the SmallBank baseline's lock order.</summary>
+    private static string ModeName(RunResult r) =>
+        r.Parameters.Any(p => p.Key == "pact%") ? $"{r.Mode} ({Value(r, "pact%")}% PACT)"
+        : r.Parameters.Any(p => p.Key == SmallBankWorkload.LocksParameter) ? $"{r.Mode} ({Value(r, SmallBankWorkload.LocksParameter)} locks)"
+        : r.Mode.ToString();
 
     private static string Value(RunResult r, string key) => r.Parameters.FirstOrDefault(p => p.Key == key).Value ?? "0";
 

@@ -115,6 +115,13 @@ public interface IOrleansTxnAccount : IGrainWithIntegerKey
     [Transaction(TransactionOption.Create)]
     Task MultiTransfer(MultiTransferInput input);
 
+    /// <summary>
+    /// The same transfer, taking its accounts' locks one at a time in ascending account order
+    /// (<see cref="OrleansTxnLockOrder.Ascending"/>).
+    /// </summary>
+    [Transaction(TransactionOption.Create)]
+    Task MultiTransferInAscendingOrder(MultiTransferInput input);
+
     [Transaction(TransactionOption.Join)]
     Task Deposit(long amount);
 
@@ -138,6 +145,23 @@ public sealed class OrleansTxnAccount(
         }
 
         await Task.WhenAll(deposits);
+    }
+
+    public async Task MultiTransferInAscendingOrder(MultiTransferInput input)
+    {
+        // Every transaction waits only for accounts above all it holds, so no cycle of waits can form.
+        var self = this.GetPrimaryKeyLong();
+        foreach (var account in input.To.Append(self).Order())
+        {
+            if (account == self)
+            {
+                await balance.PerformUpdate(b => b.Amount -= input.Amount * input.To.Length);
+            }
+            else
+            {
+                await GrainFactory.Cached<IOrleansTxnAccount>(account).Deposit(input.Amount);
+            }
+        }
     }
 
     public Task Deposit(long amount) => balance.PerformUpdate(b => b.Amount += amount);

@@ -9,7 +9,33 @@ namespace Snapper.Workloads.SmallBank;
 /// <param name="Zipf">Zipf constant of account selection (0 = uniform); ignored when <paramref name="HotFraction"/> is set.</param>
 /// <param name="HotFraction">If set, a hot set of this fraction of the accounts receives 90% of the accesses.</param>
 /// <param name="PactPercent">In <see cref="BenchmarkMode.Hybrid"/>, the percentage of transactions submitted as PACTs.</param>
-public sealed record SmallBankSettings(int Actors = 10_000, int TxnSize = 4, double Zipf = 0, double? HotFraction = null, double PactPercent = 90);
+/// <param name="OrleansTxnLocks">How the <see cref="BenchmarkMode.OrleansTxn"/> baseline's MultiTransfer takes its accounts' locks.</param>
+public sealed record SmallBankSettings(
+    int Actors = 10_000, int TxnSize = 4, double Zipf = 0, double? HotFraction = null, double PactPercent = 90,
+    OrleansTxnLockOrder OrleansTxnLocks = OrleansTxnLockOrder.Ascending);
+
+/// <summary>
+/// How the Orleans Transactions baseline's MultiTransfer takes the locks of its accounts. Orleans Transactions (10.4.2)
+/// detects no deadlock: a transaction waiting for a lock waits until the lock's holder times out, and a transaction
+/// started by a grain call times out after 10 s, a constant of Orleans that <c>TransactionalStateOptions.LockTimeout</c>
+/// cannot shorten (a lock is held at least as long as its transaction's timeout).
+/// </summary>
+public enum OrleansTxnLockOrder
+{
+    /// <summary>
+    /// The withdrawal, then every deposit in parallel, as NT and Snapper's modes do. Two transfers that share two
+    /// accounts can lock them in opposite orders and wait for each other until one times out: under skew, with two or
+    /// more transfers in flight, the baseline stalls for 10 s at a time.
+    /// </summary>
+    Parallel,
+
+    /// <summary>
+    /// One account at a time in ascending account order (the withdrawal at its place in that order): a transfer waits
+    /// only for accounts above every account it holds, so no cycle of waits forms and no transfer deadlocks. The calls are
+    /// sequential.
+    /// </summary>
+    Ascending,
+}
 
 /// <summary>
 /// SmallBank MultiTransfer: withdraw from one account and deposit to <c>TxnSize - 1</c> others in parallel.
@@ -55,8 +81,15 @@ public sealed class SmallBankWorkload : IWorkload
     public IReadOnlyList<BenchmarkMode> Modes { get; } =
         [BenchmarkMode.NT, BenchmarkMode.ACT, BenchmarkMode.PACT, BenchmarkMode.Hybrid, BenchmarkMode.OrleansTxn];
 
-    public IReadOnlyList<KeyValuePair<string, string>> ModeParameters(BenchmarkMode mode) =>
-        mode == BenchmarkMode.Hybrid ? [new("pact%", _settings.PactPercent.ToString(CultureInfo.InvariantCulture))] : [];
+    public IReadOnlyList<KeyValuePair<string, string>> ModeParameters(BenchmarkMode mode) => mode switch
+    {
+        BenchmarkMode.Hybrid => [new("pact%", _settings.PactPercent.ToString(CultureInfo.InvariantCulture))],
+        BenchmarkMode.OrleansTxn => [new(LocksParameter, _settings.OrleansTxnLocks.ToString().ToLowerInvariant())],
+        _ => [],
+    };
+
+    /// <summary>The parameter that names <see cref="SmallBankSettings.OrleansTxnLocks"/> on the baseline's results.</summary>
+    public const string LocksParameter = "locks";
 
     public Task PrepareAsync(IGrainFactory grains, BenchmarkMode mode, CancellationToken cancellationToken) =>
         Parallel.ForEachAsync(
@@ -91,7 +124,9 @@ public sealed class SmallBankWorkload : IWorkload
             BenchmarkMode.PACT => new Driver(this, keys, seed, input => Pact(SnapperAccounts(grains), input)),
             BenchmarkMode.Hybrid => new Driver(this, keys, seed, input =>
                 input.Draw * 100 < _settings.PactPercent ? Pact(SnapperAccounts(grains), input) : Act(SnapperAccounts(grains), input)),
-            BenchmarkMode.OrleansTxn => new Driver(this, keys, seed, input => OrleansTxnAccounts(grains)[input.From].MultiTransfer(input.Transfer)),
+            BenchmarkMode.OrleansTxn => _settings.OrleansTxnLocks == OrleansTxnLockOrder.Ascending
+                ? new Driver(this, keys, seed, input => OrleansTxnAccounts(grains)[input.From].MultiTransferInAscendingOrder(input.Transfer))
+                : new Driver(this, keys, seed, input => OrleansTxnAccounts(grains)[input.From].MultiTransfer(input.Transfer)),
             _ => throw new NotSupportedException($"SmallBank has no {mode} mode."),
         };
     }

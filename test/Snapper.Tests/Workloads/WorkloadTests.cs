@@ -83,11 +83,15 @@ public sealed class WorkloadTests(ClusterFixture fixture)
         Assert.Contains("stock shows 13 units", TpccWorkload.Check([District(2), Orders(1, 1, 5, 1), Orders(1, 2, 7, 2), Stock(13, 3)]));
     }
 
-    private async Task<RunOutcome[]> RunAsync(IWorkload workload, BenchmarkMode mode, int loops, int perLoop)
+    private Task<RunOutcome[]> RunAsync(IWorkload workload, BenchmarkMode mode, int loops, int perLoop) =>
+        RunAsync(fixture.Client, workload, mode, loops, perLoop);
+
+    /// <summary><paramref name="loops"/> client loops at once, each running <paramref name="perLoop"/> transactions one after another.</summary>
+    internal static async Task<RunOutcome[]> RunAsync(IGrainFactory grains, IWorkload workload, BenchmarkMode mode, int loops, int perLoop)
     {
         var runs = Enumerable.Range(0, loops).Select(async loop =>
         {
-            var driver = workload.CreateDriver(fixture.Client, mode, seed: 100 + loop);
+            var driver = workload.CreateDriver(grains, mode, seed: 100 + loop);
             var outcomes = new List<RunOutcome>();
             for (var i = 0; i < perLoop; i++)
             {
