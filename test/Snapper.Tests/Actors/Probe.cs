@@ -95,7 +95,7 @@ public interface IProbe : ITransactionalActor, IGrainWithIntegerKey
 
     Task CallThenHold(TxnContext ctx, CallThenHold input);
 
-    /// <summary>Calls <c>ReachThenWrite</c> on <paramref name="target"/> with this actor's id as its gate's name.</summary>
+    /// <summary>Calls <c>ReachThenWrite</c> on <paramref name="target"/> (whose gate is named after <paramref name="target"/>'s id).</summary>
     Task CallReachThenWrite(TxnContext ctx, long target);
 
     /// <summary>Reports the PACT's global batch (0 if local) at a gate named after this actor, waits to be released, then writes.</summary>
