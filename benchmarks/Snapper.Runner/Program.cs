@@ -20,8 +20,8 @@ var hotOption = new Option<string?>("--hot") { Description = "Hot-set fractions 
 var pactPercentOption = new Option<double>("--pact-percent") { Description = "Share of PACTs in Hybrid mode, in percent", DefaultValueFactory = _ => 90 };
 var orleansTxnLocksOption = new Option<OrleansTxnLockOrder>("--orleans-txn-locks")
 {
-    Description = "smallbank: how the Orleans Transactions baseline takes its accounts' locks, parallel (withdraw, then deposit in parallel; " +
-        "deadlocks under skew wait for Orleans' 10-s transaction timeout) or ascending (one account at a time in account order: no deadlock)",
+    Description = "smallbank, tpcc: how the Orleans Transactions baseline takes the locks of the actors it writes, parallel (as the other " +
+        "modes call them; deadlocks wait for Orleans' 10-s transaction timeout) or ascending (one actor at a time in key order: no deadlock)",
     DefaultValueFactory = _ => new SmallBankSettings().OrleansTxnLocks,
 };
 var warehousesOption = new Option<string?>("--warehouses") { Description = "TPC-C warehouses; a comma-separated list sweeps them (default 2; 1 with --quick)" };
@@ -205,7 +205,8 @@ root.SetAction(async (parse, cancellationToken) =>
         "tpcc" => TpccPoints(
             Ints(parse.GetValue(warehousesOption) ?? (quick ? "1" : "2")),
             Ints(parse.GetValue(orderPartitionsOption)!),
-            parse.GetValue(itemsOption) ?? (quick ? 10_000 : 100_000)),
+            parse.GetValue(itemsOption) ?? (quick ? 10_000 : 100_000),
+            parse.GetValue(orleansTxnLocksOption)),
         "kvbank" => KeyValueBankPoints(
             parse.GetValue(actorsOption) ?? (quick ? 100 : 1_000),
             Ints(parse.GetValue(actorSizeOption) ?? (quick ? "100" : "100,1000")),
@@ -438,10 +439,10 @@ static WorkerKeyChoice AccountsByWorker(SmallBankSettings settings, WorkerSpread
         share => settings.HotFraction is { } hot ? KeySampler.HotSet(share, hot) : KeySampler.Zipf(share, settings.Zipf),
         (grains, account) => grains.GetGrain<ISnapperAccount>(account).GetGrainId());
 
-static IReadOnlyList<IWorkload> TpccPoints(int[] warehouses, int[] orderPartitions, int items) =>
+static IReadOnlyList<IWorkload> TpccPoints(int[] warehouses, int[] orderPartitions, int items, OrleansTxnLockOrder orleansTxnLocks) =>
     (from w in warehouses
      from partitions in orderPartitions
-     select (IWorkload)new TpccWorkload(new TpccSettings(w, partitions, items))).ToArray();
+     select (IWorkload)new TpccWorkload(new TpccSettings(w, partitions, items, OrleansTxnLocks: orleansTxnLocks))).ToArray();
 
 static IReadOnlyList<IWorkload> MarketplacePoints(int customers, double[] actorSkews, double[] keySkews, bool quick) =>
     (from actorSkew in actorSkews

@@ -1,7 +1,7 @@
 using System.Globalization;
 using ScottPlot;
 using Snapper.Runner.Experiment;
-using Snapper.Workloads.SmallBank;
+using Snapper.Workloads;
 
 namespace Snapper.Runner.Output;
 
@@ -42,7 +42,7 @@ public static class ChartOutput
             .Where(p => p.Key != "pipeline" && p.Key != axis?.Name && (!double.TryParse(p.Value, CultureInfo.InvariantCulture, out _) || numericVarying.Contains(p.Key)))
             .Select(p => p.Key).Distinct()
             // Hybrid's pact% and the baseline's locks belong to their mode, not to a setting: the mode's name carries them.
-            .Where(key => key is not ("pact%" or SmallBankWorkload.LocksParameter) && best.Select(r => Value(r, key)).Distinct().Count() > 1).ToArray();
+            .Where(key => key is not ("pact%" or OrleansTxnLocks.Parameter) && best.Select(r => Value(r, key)).Distinct().Count() > 1).ToArray();
         string SeriesOf(RunResult r) => string.Join(' ', settingKeys.Select(key => $"{key}={Value(r, key)}").Prepend(ModeName(r)));
         var series = best.Select(SeriesOf).Distinct().ToArray();
         if (axis is null)
@@ -318,10 +318,10 @@ public static class ChartOutput
         bool Taken(int s) => (s > 0 ? rightGap : leftGap) < sharedGapWidth && besides.Exists(b => b.Gap == GapOf(s) && Math.Abs(b.Y - y) < height);
     }
 
-    /// <summary>A series' mode with what belongs to it: Hybrid's share of PACTs, the SmallBank baseline's lock order.</summary>
+    /// <summary>A series' mode with what belongs to it: Hybrid's share of PACTs, a baseline's lock order.</summary>
     private static string ModeName(RunResult r) =>
         r.Parameters.Any(p => p.Key == "pact%") ? $"{r.Mode} ({Value(r, "pact%")}% PACT)"
-        : r.Parameters.Any(p => p.Key == SmallBankWorkload.LocksParameter) ? $"{r.Mode} ({Value(r, SmallBankWorkload.LocksParameter)} locks)"
+        : r.Parameters.Any(p => p.Key == OrleansTxnLocks.Parameter) ? $"{r.Mode} ({Value(r, OrleansTxnLocks.Parameter)} locks)"
         : r.Mode.ToString();
 
     private static string Value(RunResult r, string key) => r.Parameters.FirstOrDefault(p => p.Key == key).Value ?? "0";

@@ -15,29 +15,6 @@ public sealed record SmallBankSettings(
     OrleansTxnLockOrder OrleansTxnLocks = OrleansTxnLockOrder.Ascending);
 
 /// <summary>
-/// How the Orleans Transactions baseline's MultiTransfer takes the locks of its accounts. Orleans Transactions (10.4.2)
-/// detects no deadlock: a transaction waiting for a lock waits until the lock's holder times out, and a transaction
-/// started by a grain call times out after 10 s, a constant of Orleans that <c>TransactionalStateOptions.LockTimeout</c>
-/// cannot shorten (a lock is held at least as long as its transaction's timeout).
-/// </summary>
-public enum OrleansTxnLockOrder
-{
-    /// <summary>
-    /// The withdrawal, then every deposit in parallel, as NT and Snapper's modes do. Two transfers that share two
-    /// accounts can lock them in opposite orders and wait for each other until one times out: under skew, with two or
-    /// more transfers in flight, the baseline stalls for 10 s at a time.
-    /// </summary>
-    Parallel,
-
-    /// <summary>
-    /// One account at a time in ascending account order (the withdrawal at its place in that order): a transfer waits
-    /// only for accounts above every account it holds, so no cycle of waits forms and no transfer deadlocks. The calls are
-    /// sequential.
-    /// </summary>
-    Ascending,
-}
-
-/// <summary>
 /// SmallBank MultiTransfer: withdraw from one account and deposit to <c>TxnSize - 1</c> others in parallel.
 /// Money only moves between accounts, so the total balance is the invariant checked after a run.
 /// </summary>
@@ -84,12 +61,9 @@ public sealed class SmallBankWorkload : IWorkload
     public IReadOnlyList<KeyValuePair<string, string>> ModeParameters(BenchmarkMode mode) => mode switch
     {
         BenchmarkMode.Hybrid => [new("pact%", _settings.PactPercent.ToString(CultureInfo.InvariantCulture))],
-        BenchmarkMode.OrleansTxn => [new(LocksParameter, _settings.OrleansTxnLocks.ToString().ToLowerInvariant())],
+        BenchmarkMode.OrleansTxn => [OrleansTxnLocks.ParameterOf(_settings.OrleansTxnLocks)],
         _ => [],
     };
-
-    /// <summary>The parameter that names <see cref="SmallBankSettings.OrleansTxnLocks"/> on the baseline's results.</summary>
-    public const string LocksParameter = "locks";
 
     public Task PrepareAsync(IGrainFactory grains, BenchmarkMode mode, CancellationToken cancellationToken) =>
         Parallel.ForEachAsync(

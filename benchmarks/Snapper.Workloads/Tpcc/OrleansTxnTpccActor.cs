@@ -12,6 +12,13 @@ public interface IOrleansTxnTpccActor : IGrainWithIntegerKey
     [Transaction(TransactionOption.Create)]
     Task<long> NewOrder(NewOrderInput input);
 
+    /// <summary>
+    /// The same NewOrder, writing its stock actors and its order actor one at a time in ascending key order
+    /// (<see cref="OrleansTxnLockOrder.Ascending"/>).
+    /// </summary>
+    [Transaction(TransactionOption.Create)]
+    Task<long> NewOrderInAscendingOrder(NewOrderInput input);
+
     [Transaction(TransactionOption.Join)]
     Task<int> WarehouseTax();
 
@@ -37,7 +44,11 @@ public sealed class OrleansTxnTpccActor(
 {
     public Task Load(TpccLoad load) => partition.PerformUpdate(state => state.LoadFrom(TpccPartition.Create(load)));
 
-    public async Task<long> NewOrder(NewOrderInput input)
+    public Task<long> NewOrder(NewOrderInput input) => NewOrder(input, OrleansTxnLockOrder.Parallel);
+
+    public Task<long> NewOrderInAscendingOrder(NewOrderInput input) => NewOrder(input, OrleansTxnLockOrder.Ascending);
+
+    private async Task<long> NewOrder(NewOrderInput input, OrleansTxnLockOrder locks)
     {
         // One update up front, so the district is write-locked from the start as in the ACT version; a rollback
         // later undoes the increment with the rest of the transaction.
@@ -47,17 +58,48 @@ public sealed class OrleansTxnTpccActor(
             return (s.WarehouseId, s.DistrictId, district.Scale, district.Tax, district.NextOrderId++);
         });
 
-        var warehouseTax = Actor(TpccKeys.Warehouse(w)).WarehouseTax();
-        var discount = Actor(TpccKeys.Customer(w, d)).CustomerDiscount(input.Customer);
-        var prices = Actor(TpccKeys.Item(w)).ItemPrices(NewOrderLogic.ItemIds(input));
-        await Task.WhenAll(warehouseTax, discount, prices);
+        // With the ascending order every NewOrder takes its locks in one global order: its district first (holding
+        // nothing else, so waiting there closes no cycle), then the actors it reads, then the ones it writes, each in
+        // ascending key order. The reads need the order too, although nobody writes those actors: Orleans puts at most
+        // MaxLockGroupSize (20) transactions in a lock group, and a reader that finds its actor's group full waits
+        // until every transaction of that group has ended. Two NewOrders reading the warehouse and the items in
+        // parallel can each be in the full group of one and queued behind the other's on the other actor.
+        var warehouseTax = 0;
+        var discount = 0;
+        long[] prices = [];
+        await CallInOrder(locks,
+        [
+            (TpccKeys.Warehouse(w), async () => warehouseTax = await Actor(TpccKeys.Warehouse(w)).WarehouseTax()),
+            (TpccKeys.Customer(w, d), async () => discount = await Actor(TpccKeys.Customer(w, d)).CustomerDiscount(input.Customer)),
+            (TpccKeys.Item(w), async () => prices = await Actor(TpccKeys.Item(w)).ItemPrices(NewOrderLogic.ItemIds(input))),
+        ]);
 
-        var (order, total) = NewOrderLogic.Order(orderId, w, input, prices.Result, warehouseTax.Result, districtTax, discount.Result);
-        var writes = NewOrderLogic.StockUpdates(scale, w, input)
-            .Select(s => Actor(s.StockKey).UpdateStock(s.Update))
-            .Append(Actor(NewOrderLogic.OrderKey(scale, w, d, orderId)).InsertOrder(order));
-        await Task.WhenAll(writes);
+        var (order, total) = NewOrderLogic.Order(orderId, w, input, prices, warehouseTax, districtTax, discount);
+        var orderKey = NewOrderLogic.OrderKey(scale, w, d, orderId);
+        var writes = new List<(long Key, Func<Task> Call)> { (orderKey, () => Actor(orderKey).InsertOrder(order)) };
+        foreach (var (stockKey, update) in NewOrderLogic.StockUpdates(scale, w, input))
+        {
+            writes.Add((stockKey, () => Actor(stockKey).UpdateStock(update)));
+        }
+
+        // In parallel, two NewOrders of different districts that share two stock actors can lock them in opposite orders.
+        await CallInOrder(locks, writes);
         return total;
+    }
+
+    /// <summary>Makes <paramref name="calls"/> all at once, or one at a time in ascending key order.</summary>
+    private static async Task CallInOrder(OrleansTxnLockOrder locks, List<(long Key, Func<Task> Call)> calls)
+    {
+        if (locks == OrleansTxnLockOrder.Parallel)
+        {
+            await Task.WhenAll(calls.Select(call => call.Call()));
+            return;
+        }
+
+        foreach (var (_, call) in calls.OrderBy(call => call.Key))
+        {
+            await call();
+        }
     }
 
     public Task<int> WarehouseTax() => partition.PerformRead(s => s.Warehouse!.Tax);

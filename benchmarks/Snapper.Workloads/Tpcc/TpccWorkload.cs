@@ -10,13 +10,15 @@ namespace Snapper.Workloads.Tpcc;
 /// <param name="StockPerActor">Stock rows per stock actor (thesis: 10, so 10,000 stock actors per warehouse).</param>
 /// <param name="RemotePercent">Percent of order lines supplied by another warehouse (TPC-C: 1).</param>
 /// <param name="RollbackPercent">Percent of NewOrders that name an unknown item and roll back (TPC-C: 1).</param>
+/// <param name="OrleansTxnLocks">How the <see cref="BenchmarkMode.OrleansTxn"/> baseline's NewOrder takes its stock actors' locks.</param>
 public sealed record TpccSettings(
     int Warehouses = 2,
     int OrderPartitions = 2,
     int Items = 100_000,
     int StockPerActor = 10,
     double RemotePercent = 1,
-    double RollbackPercent = 1);
+    double RollbackPercent = 1,
+    OrleansTxnLockOrder OrleansTxnLocks = OrleansTxnLockOrder.Ascending);
 
 /// <summary>
 /// TPC-C NewOrder over partitioned tables: the district actor runs the transaction, reads the warehouse, customer
@@ -57,6 +59,9 @@ public sealed class TpccWorkload : IWorkload
 
     public IReadOnlyList<BenchmarkMode> Modes { get; } = [BenchmarkMode.NT, BenchmarkMode.ACT, BenchmarkMode.PACT, BenchmarkMode.OrleansTxn];
 
+    public IReadOnlyList<KeyValuePair<string, string>> ModeParameters(BenchmarkMode mode) =>
+        mode == BenchmarkMode.OrleansTxn ? [OrleansTxnLocks.ParameterOf(_settings.OrleansTxnLocks)] : [];
+
     /// <summary>Actors a run loads: per warehouse 1 + 1 + 10 x (2 + order partitions) + stock actors.</summary>
     public int ActorCount => TpccLoad.All(_scale).Count();
 
@@ -96,7 +101,9 @@ public sealed class TpccWorkload : IWorkload
             var actor = grains.GetGrain<ISnapperTpccActor>(district);
             return actor.StartTxn(actor.NewOrder, input, Declare(grains, district, input));
         }),
-        BenchmarkMode.OrleansTxn => new Driver(this, seed, (district, input) => grains.GetGrain<IOrleansTxnTpccActor>(district).NewOrder(input)),
+        BenchmarkMode.OrleansTxn => _settings.OrleansTxnLocks == OrleansTxnLockOrder.Ascending
+            ? new Driver(this, seed, (district, input) => grains.GetGrain<IOrleansTxnTpccActor>(district).NewOrderInAscendingOrder(input))
+            : new Driver(this, seed, (district, input) => grains.GetGrain<IOrleansTxnTpccActor>(district).NewOrder(input)),
         _ => throw new NotSupportedException($"TPC-C has no {mode} mode."),
     };
 

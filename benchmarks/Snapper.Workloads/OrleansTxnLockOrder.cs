@@ -1,0 +1,33 @@
+namespace Snapper.Workloads;
+
+/// <summary>
+/// How an Orleans Transactions baseline takes the locks of the actors a transaction writes. Orleans Transactions (10.4.2)
+/// detects no deadlock: a transaction waiting for a lock waits until the lock's holder times out, and a transaction
+/// started by a grain call times out after 10 s, a constant of Orleans that <c>TransactionalStateOptions.LockTimeout</c>
+/// cannot shorten (a lock is held at least as long as its transaction's timeout).
+/// </summary>
+public enum OrleansTxnLockOrder
+{
+    /// <summary>
+    /// The writes in parallel, as NT and Snapper's modes make them. Two transactions that write two of the same actors
+    /// can lock them in opposite orders and wait for each other until one times out: with two or more transactions in
+    /// flight over shared actors, the baseline stalls for 10 s at a time.
+    /// </summary>
+    Parallel,
+
+    /// <summary>
+    /// One actor at a time in ascending key order: a transaction waits only for actors above every actor it holds, so no
+    /// cycle of waits forms and no transaction deadlocks. The calls are sequential.
+    /// </summary>
+    Ascending,
+}
+
+/// <summary>How a baseline's lock order appears on its results.</summary>
+public static class OrleansTxnLocks
+{
+    /// <summary>The parameter that names a baseline's <see cref="OrleansTxnLockOrder"/> on its results.</summary>
+    public const string Parameter = "locks";
+
+    /// <summary>The result parameter for <paramref name="order"/>: <c>locks=ascending</c> or <c>locks=parallel</c>.</summary>
+    public static KeyValuePair<string, string> ParameterOf(OrleansTxnLockOrder order) => new(Parameter, order.ToString().ToLowerInvariant());
+}
