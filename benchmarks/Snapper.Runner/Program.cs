@@ -20,8 +20,8 @@ var hotOption = new Option<string?>("--hot") { Description = "Hot-set fractions 
 var pactPercentOption = new Option<double>("--pact-percent") { Description = "Share of PACTs in Hybrid mode, in percent", DefaultValueFactory = _ => 90 };
 var orleansTxnLocksOption = new Option<OrleansTxnLockOrder>("--orleans-txn-locks")
 {
-    Description = "smallbank, tpcc: how the Orleans Transactions baseline takes the locks of the actors it writes, parallel (as the other " +
-        "modes call them; deadlocks wait for Orleans' 10-s transaction timeout) or ascending (one actor at a time in key order: no deadlock)",
+    Description = "smallbank, tpcc, marketplace: how the Orleans Transactions baseline takes its actors' locks, parallel (as the other " +
+        "modes call them; deadlocks wait for Orleans' 10-s transaction timeout) or ascending (one actor at a time in one global order: no deadlock)",
     DefaultValueFactory = _ => new SmallBankSettings().OrleansTxnLocks,
 };
 var warehousesOption = new Option<string?>("--warehouses") { Description = "TPC-C warehouses; a comma-separated list sweeps them (default 2; 1 with --quick)" };
@@ -219,6 +219,7 @@ root.SetAction(async (parse, cancellationToken) =>
             parse.GetValue(actorsOption) ?? (quick ? 1_000 : 2_000),
             Doubles(parse.GetValue(actorSkewOption)!),
             Doubles(parse.GetValue(keySkewOption)!),
+            parse.GetValue(orleansTxnLocksOption),
             quick),
         _ => throw new ArgumentException($"Unknown workload '{workloadName}'; use smallbank, tpcc, kvbank or marketplace."),
     };
@@ -444,11 +445,11 @@ static IReadOnlyList<IWorkload> TpccPoints(int[] warehouses, int[] orderPartitio
      from partitions in orderPartitions
      select (IWorkload)new TpccWorkload(new TpccSettings(w, partitions, items, OrleansTxnLocks: orleansTxnLocks))).ToArray();
 
-static IReadOnlyList<IWorkload> MarketplacePoints(int customers, double[] actorSkews, double[] keySkews, bool quick) =>
+static IReadOnlyList<IWorkload> MarketplacePoints(int customers, double[] actorSkews, double[] keySkews, OrleansTxnLockOrder orleansTxnLocks, bool quick) =>
     (from actorSkew in actorSkews
      from keySkew in keySkews
      select (IWorkload)new Snapper.Workloads.Marketplace.MarketplaceWorkload(
-         new(Sellers: quick ? 8 : 20, ProductsPerSeller: quick ? 20 : 100, customers, actorSkew, keySkew))).ToArray();
+         new(Sellers: quick ? 8 : 20, ProductsPerSeller: quick ? 20 : 100, customers, actorSkew, keySkew, orleansTxnLocks))).ToArray();
 
 // The variants innermost, so that all of one point run next to each other; opaque state has actor level only.
 static IReadOnlyList<IWorkload> KeyValueBankPoints(

@@ -30,4 +30,22 @@ public static class OrleansTxnLocks
 
     /// <summary>The result parameter for <paramref name="order"/>: <c>locks=ascending</c> or <c>locks=parallel</c>.</summary>
     public static KeyValuePair<string, string> ParameterOf(OrleansTxnLockOrder order) => new(Parameter, order.ToString().ToLowerInvariant());
+
+    /// <summary>
+    /// Makes <paramref name="calls"/> all at once (<see cref="OrleansTxnLockOrder.Parallel"/>), or one at a time in ascending
+    /// order of their keys (<see cref="OrleansTxnLockOrder.Ascending"/>).
+    /// </summary>
+    public static async Task CallAsync(OrleansTxnLockOrder order, IEnumerable<(long Key, Func<Task> Call)> calls)
+    {
+        if (order == OrleansTxnLockOrder.Parallel)
+        {
+            await Task.WhenAll(calls.Select(call => call.Call()));
+            return;
+        }
+
+        foreach (var (_, call) in calls.OrderBy(call => call.Key))
+        {
+            await call();
+        }
+    }
 }

@@ -10,12 +10,16 @@ namespace Snapper.Workloads.Marketplace;
 /// <param name="Customers">Customers, each with a cart actor.</param>
 /// <param name="ActorSkew">The share of sellers that are hot: 75% of product picks go to them (1 = uniform).</param>
 /// <param name="KeySkew">The share of a seller's products that are hot: 75% of its picks go to them (1 = uniform).</param>
-public sealed record MarketplaceSettings(int Sellers = 20, int ProductsPerSeller = 100, int Customers = 2_000, double ActorSkew = 1, double KeySkew = 1);
+/// <param name="OrleansTxnLocks">How the <see cref="BenchmarkMode.OrleansTxn"/> baseline's transactions take their actors' locks.</param>
+public sealed record MarketplaceSettings(
+    int Sellers = 20, int ProductsPerSeller = 100, int Customers = 2_000, double ActorSkew = 1, double KeySkew = 1,
+    OrleansTxnLockOrder OrleansTxnLocks = OrleansTxnLockOrder.Ascending);
 
 /// <summary>
 /// The Online Marketplace mix: AddItemToCart, DeleteItemInCart and UpdatePrice as ACTs, Checkout of 1-5 items as a PACT
 /// in <see cref="BenchmarkMode.Hybrid"/> (the thesis's mix) or as an ACT in <see cref="BenchmarkMode.ACT"/>; in
-/// <see cref="BenchmarkMode.OrleansTxn"/> the same mix on Orleans Transactions (<see cref="OrleansTxnCart"/>). A client
+/// <see cref="BenchmarkMode.OrleansTxn"/> the same mix on Orleans Transactions (<see cref="OrleansTxnCart"/>; by default
+/// each transaction takes its locks in <see cref="MarketplaceLockRank"/> order, see <see cref="OrleansTxnLockOrder"/>). A client
 /// loop works on one customer at a time and knows its cart, so a checkout declares exactly what it reaches. Checked
 /// after a run: every cart price equals its product's, no stock without its product, each seller's view equals a
 /// recomputation from the orders.
@@ -59,6 +63,9 @@ public sealed class MarketplaceWorkload : IWorkload
 
     public IReadOnlyList<BenchmarkMode> Modes { get; } = [BenchmarkMode.ACT, BenchmarkMode.Hybrid, BenchmarkMode.OrleansTxn];
 
+    public IReadOnlyList<KeyValuePair<string, string>> ModeParameters(BenchmarkMode mode) =>
+        mode == BenchmarkMode.OrleansTxn ? [OrleansTxnLocks.ParameterOf(_settings.OrleansTxnLocks)] : [];
+
     /// <summary>
     /// Sets up the sellers once per silo; every point and mode gets carts of its own (customers no earlier one used), so
     /// that what a client loop knows of a cart is exactly what is in it. Products, stock, orders and views are shared.
@@ -92,7 +99,7 @@ public sealed class MarketplaceWorkload : IWorkload
     public ITransactionDriver CreateDriver(IGrainFactory grains, BenchmarkMode mode, int seed) => mode switch
     {
         BenchmarkMode.ACT or BenchmarkMode.Hybrid => new Driver(this, new SnapperMarket(new MarketplaceClient(grains, _layout), PactCheckout: mode == BenchmarkMode.Hybrid), seed),
-        BenchmarkMode.OrleansTxn => new Driver(this, new OrleansTxnMarket(grains, _layout), seed),
+        BenchmarkMode.OrleansTxn => new Driver(this, new OrleansTxnMarket(grains, _layout, _settings.OrleansTxnLocks), seed),
         _ => throw new NotSupportedException($"marketplace has no {mode} mode."),
     };
 
@@ -127,18 +134,32 @@ public sealed class MarketplaceWorkload : IWorkload
         public Task Checkout(int customer, long orderId, IReadOnlyCollection<int> products) => Client.Checkout(customer, orderId, products, PactCheckout);
     }
 
-    private sealed record OrleansTxnMarket(IGrainFactory Grains, MarketplaceLayout Layout) : IMarket
+    private sealed record OrleansTxnMarket(IGrainFactory Grains, MarketplaceLayout Layout, OrleansTxnLockOrder Locks) : IMarket
     {
-        public Task AddItemToCart(int customer, int product) =>
-            Grains.GetGrain<IOrleansTxnCart>(customer).AddItem(new AddToCart(product, Layout.SellerOf(product), 1));
+        private bool InOrder => Locks == OrleansTxnLockOrder.Ascending;
 
-        public Task DeleteItemInCart(int customer, int product) => Grains.GetGrain<IOrleansTxnCart>(customer).DeleteItem(product);
+        public Task AddItemToCart(int customer, int product)
+        {
+            var add = new AddToCart(product, Layout.SellerOf(product), 1);
+            return InOrder ? Cart(customer).AddItemInOrder(add) : Cart(customer).AddItem(add);
+        }
 
-        public Task UpdatePrice(int product, decimal price) =>
-            Grains.GetGrain<IOrleansTxnProducts>(Layout.SellerOf(product)).UpdatePrice(new PriceChange(product, price));
+        public Task DeleteItemInCart(int customer, int product) =>
+            InOrder ? Cart(customer).DeleteItemInOrder(product, Layout.SellerOf(product)) : Cart(customer).DeleteItem(product);
 
-        public Task Checkout(int customer, long orderId, IReadOnlyCollection<int> products) =>
-            Grains.GetGrain<IOrleansTxnCart>(customer).Checkout(new CheckoutRequest(customer, orderId, Layout));
+        public Task UpdatePrice(int product, decimal price)
+        {
+            var (products, change) = (Grains.GetGrain<IOrleansTxnProducts>(Layout.SellerOf(product)), new PriceChange(product, price));
+            return InOrder ? products.UpdatePriceInOrder(change) : products.UpdatePrice(change);
+        }
+
+        public Task Checkout(int customer, long orderId, IReadOnlyCollection<int> products)
+        {
+            var request = new CheckoutRequest(customer, orderId, Layout);
+            return InOrder ? Cart(customer).CheckoutInOrder(request, [.. products]) : Cart(customer).Checkout(request);
+        }
+
+        private IOrleansTxnCart Cart(int customer) => Grains.GetGrain<IOrleansTxnCart>(customer);
 
         /// <summary>Every cart item's price equals its product's; the sellers' views add up to the orders recorded.</summary>
         public static async Task<List<string>> CheckInvariantsAsync(IGrainFactory grains, MarketplaceLayout layout)

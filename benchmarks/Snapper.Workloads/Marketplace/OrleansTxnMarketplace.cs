@@ -17,6 +17,28 @@ public sealed class OrleansTxnEntries<TValue>
     [Id(0)] public Dictionary<int, TValue> Entries { get; set; } = new();
 }
 
+/// <summary>
+/// The one order in which the ordered forms of the baseline's transactions (<see cref="OrleansTxnLockOrder.Ascending"/>)
+/// take their locks: by kind in this rank order, then by key. A transaction waits only for locks above every lock it
+/// holds, so no cycle of waits forms. Products rank below carts because a price change reaches its carts from the
+/// product; the cart's own transactions lock the product first (the client knows its cart, and a product's seller
+/// follows from its id). Every ordered form only updates, so no read lock waits to become a write lock.
+/// </summary>
+public static class MarketplaceLockRank
+{
+    public const int Products = 0;
+    public const int Cart = 1;
+    public const int Stock = 2;
+    public const int Order = 3;
+    public const int Payment = 4;
+    public const int Customer = 5;
+    public const int Shipment = 6;
+    public const int Seller = 7;
+
+    /// <summary>A call to the actor <paramref name="actor"/> of kind <paramref name="rank"/>, keyed by its place in the order.</summary>
+    public static (long Key, Func<Task> Call) Call(int rank, int actor, Func<Task> call) => (((long)rank << 32) | (uint)actor, call);
+}
+
 public interface IOrleansTxnCart : IGrainWithIntegerKey
 {
     [Transaction(TransactionOption.Create)]
@@ -27,6 +49,22 @@ public interface IOrleansTxnCart : IGrainWithIntegerKey
 
     [Transaction(TransactionOption.Create)]
     Task Checkout(CheckoutRequest request);
+
+    /// <summary>AddItem with its locks in <see cref="MarketplaceLockRank"/> order: the product's, then the cart's.</summary>
+    [Transaction(TransactionOption.Create)]
+    Task AddItemInOrder(AddToCart add);
+
+    /// <summary>DeleteItem with its locks in <see cref="MarketplaceLockRank"/> order: the product's, then the cart's.</summary>
+    [Transaction(TransactionOption.Create)]
+    Task DeleteItemInOrder(int product, int seller);
+
+    /// <summary>
+    /// Checkout with its locks in <see cref="MarketplaceLockRank"/> order. <paramref name="products"/> is what the cart
+    /// holds, known to the client, so that the products are left before the cart is locked; a cart holding anything else
+    /// fails the checkout.
+    /// </summary>
+    [Transaction(TransactionOption.Create)]
+    Task CheckoutInOrder(CheckoutRequest request, int[] products);
 
     [Transaction(TransactionOption.Join)]
     Task SetPrice(PriceChange change);
@@ -42,6 +80,10 @@ public interface IOrleansTxnProducts : IGrainWithIntegerKey
 
     [Transaction(TransactionOption.Create)]
     Task UpdatePrice(PriceChange change);
+
+    /// <summary>UpdatePrice with its locks in <see cref="MarketplaceLockRank"/> order: the product's, then its carts' in ascending order.</summary>
+    [Transaction(TransactionOption.Create)]
+    Task UpdatePriceInOrder(PriceChange change);
 
     [Transaction(TransactionOption.Join)]
     Task<decimal[]> AddCarts(CartLinks links);
@@ -90,7 +132,7 @@ public sealed class OrleansTxnCart(
     public async Task AddItem(AddToCart add)
     {
         var known = await cart.PerformRead(c => c.Entries.GetValueOrDefault(add.Product));
-        var price = known?.Price ?? (await GrainFactory.GetGrain<IOrleansTxnProducts>(add.Seller).AddCarts(new CartLinks([Customer], [add.Product])))[0];
+        var price = known?.Price ?? (await Products(add.Seller).AddCarts(new CartLinks([Customer], [add.Product])))[0];
         await cart.PerformUpdate(c => c.Entries[add.Product] = new CartItem(add.Seller, price, (known?.Quantity ?? 0) + add.Quantity));
     }
 
@@ -99,13 +141,38 @@ public sealed class OrleansTxnCart(
         var item = await cart.PerformUpdate(c => c.Entries.Remove(product, out var removed) ? removed : null);
         if (item is not null)
         {
-            await GrainFactory.GetGrain<IOrleansTxnProducts>(item.Seller).RemoveCarts(new CartLinks([Customer], [product]));
+            await Products(item.Seller).RemoveCarts(new CartLinks([Customer], [product]));
         }
     }
 
-    public async Task Checkout(CheckoutRequest request)
+    public async Task AddItemInOrder(AddToCart add)
+    {
+        // The product first, so its price comes with its lock; the cart is then updated without a read before it (a
+        // read lock upgraded to a write is one more wait).
+        var price = (await Products(add.Seller).AddCarts(new CartLinks([Customer], [add.Product])))[0];
+        await cart.PerformUpdate(c => c.Entries[add.Product] = new CartItem(add.Seller, price, (c.Entries.GetValueOrDefault(add.Product)?.Quantity ?? 0) + add.Quantity));
+    }
+
+    public async Task DeleteItemInOrder(int product, int seller)
+    {
+        await Products(seller).RemoveCarts(new CartLinks([Customer], [product]));
+        await cart.PerformUpdate(c => c.Entries.Remove(product));
+    }
+
+    public Task Checkout(CheckoutRequest request) => Checkout(request, OrleansTxnLockOrder.Parallel, declared: null);
+
+    public Task CheckoutInOrder(CheckoutRequest request, int[] products) => Checkout(request, OrleansTxnLockOrder.Ascending, products);
+
+    private async Task Checkout(CheckoutRequest request, OrleansTxnLockOrder locks, int[]? declared)
     {
         var layout = request.Layout;
+        if (declared is not null)
+        {
+            // Products rank below carts: leave them before the cart is locked.
+            await OrleansTxnLocks.CallAsync(locks, declared.GroupBy(layout.SellerOf).Select(sold =>
+                MarketplaceLockRank.Call(MarketplaceLockRank.Products, sold.Key, () => Products(sold.Key).RemoveCarts(new CartLinks([Customer], [.. sold])))));
+        }
+
         var items = await cart.PerformUpdate(c =>
         {
             var all = c.Entries.ToArray();
@@ -117,20 +184,34 @@ public sealed class OrleansTxnCart(
             throw new InvalidOperationException($"the cart of customer {request.Customer} is empty");
         }
 
+        if (declared is not null && !items.Select(i => i.Key).ToHashSet().SetEquals(declared))
+        {
+            throw new InvalidOperationException(
+                $"the cart of customer {request.Customer} holds [{string.Join(", ", items.Select(i => i.Key))}], the checkout declared [{string.Join(", ", declared)}]");
+        }
+
         var bySeller = items.GroupBy(i => i.Value.Seller).ToArray();
         var parts = bySeller.Select(s => new OrderPart(s.Key, s.Sum(i => i.Value.Quantity), s.Sum(i => i.Value.Price * i.Value.Quantity))).ToArray();
         var total = parts.Sum(p => p.Amount);
-        var calls = new List<Task>
+        var calls = new List<(long Key, Func<Task> Call)>
         {
-            Records("order", layout.OrderActorOf(request.Customer)).Add(Customer, total),
-            Records("payment", layout.PaymentActorOf(request.Customer)).Add(Customer, total),
-            Records("customer", layout.CustomerActorOf(request.Customer)).Add(Customer, total),
+            Record(MarketplaceLockRank.Order, "order", layout.OrderActorOf(request.Customer), total),
+            Record(MarketplaceLockRank.Payment, "payment", layout.PaymentActorOf(request.Customer), total),
+            Record(MarketplaceLockRank.Customer, "customer", layout.CustomerActorOf(request.Customer), total),
         };
-        calls.AddRange(bySeller.Select(s => GrainFactory.GetGrain<IOrleansTxnStock>(s.Key).Reserve(new Reservation(s.ToDictionary(i => i.Key, i => i.Value.Quantity)))));
-        calls.AddRange(bySeller.Select(s => GrainFactory.GetGrain<IOrleansTxnProducts>(s.Key).RemoveCarts(new CartLinks([Customer], [.. s.Select(i => i.Key)]))));
-        calls.AddRange(parts.GroupBy(p => layout.ShipmentActorOf(p.Seller)).Select(shipment => Records("shipment", shipment.Key).Add(Customer, shipment.Sum(p => p.Amount))));
-        calls.AddRange(parts.Select(p => GrainFactory.GetGrain<IOrleansTxnSeller>(p.Seller).AddPackage(new Package(request.OrderId, p.Amount))));
-        await Task.WhenAll(calls);
+        calls.AddRange(bySeller.Select(s => MarketplaceLockRank.Call(MarketplaceLockRank.Stock, s.Key,
+            () => GrainFactory.GetGrain<IOrleansTxnStock>(s.Key).Reserve(new Reservation(s.ToDictionary(i => i.Key, i => i.Value.Quantity))))));
+        if (declared is null)
+        {
+            calls.AddRange(bySeller.Select(s => MarketplaceLockRank.Call(MarketplaceLockRank.Products, s.Key,
+                () => Products(s.Key).RemoveCarts(new CartLinks([Customer], [.. s.Select(i => i.Key)])))));
+        }
+
+        calls.AddRange(parts.GroupBy(p => layout.ShipmentActorOf(p.Seller)).Select(shipment =>
+            Record(MarketplaceLockRank.Shipment, "shipment", shipment.Key, shipment.Sum(p => p.Amount))));
+        calls.AddRange(parts.Select(p => MarketplaceLockRank.Call(MarketplaceLockRank.Seller, p.Seller,
+            () => GrainFactory.GetGrain<IOrleansTxnSeller>(p.Seller).AddPackage(new Package(request.OrderId, p.Amount)))));
+        await OrleansTxnLocks.CallAsync(locks, calls);
     }
 
     public Task SetPrice(PriceChange change) => cart.PerformUpdate(c =>
@@ -143,7 +224,11 @@ public sealed class OrleansTxnCart(
 
     public Task<Dictionary<int, CartItem>> Items() => cart.PerformRead(c => new Dictionary<int, CartItem>(c.Entries));
 
-    private IOrleansTxnRecords Records(string kind, int actor) => GrainFactory.GetGrain<IOrleansTxnRecords>($"{kind}/{actor}");
+    /// <summary>Adds <paramref name="amount"/> to the record actor <paramref name="actor"/> of <paramref name="kind"/> ("order/3", ...).</summary>
+    private (long Key, Func<Task> Call) Record(int rank, string kind, int actor, decimal amount) => MarketplaceLockRank.Call(rank, actor,
+        () => GrainFactory.GetGrain<IOrleansTxnRecords>($"{kind}/{actor}").Add(Customer, amount));
+
+    private IOrleansTxnProducts Products(int seller) => GrainFactory.GetGrain<IOrleansTxnProducts>(seller);
 }
 
 [Reentrant]
@@ -158,7 +243,11 @@ public sealed class OrleansTxnProducts(
         }
     });
 
-    public async Task UpdatePrice(PriceChange change)
+    public Task UpdatePrice(PriceChange change) => UpdatePrice(change, OrleansTxnLockOrder.Parallel);
+
+    public Task UpdatePriceInOrder(PriceChange change) => UpdatePrice(change, OrleansTxnLockOrder.Ascending);
+
+    private async Task UpdatePrice(PriceChange change, OrleansTxnLockOrder locks)
     {
         var carts = await products.PerformUpdate(p =>
         {
@@ -166,7 +255,8 @@ public sealed class OrleansTxnProducts(
             p.Entries[change.Product] = product with { Price = change.Price };
             return product.Carts ?? [];
         });
-        await Task.WhenAll(carts.Select(customer => GrainFactory.GetGrain<IOrleansTxnCart>(customer).SetPrice(change)));
+        await OrleansTxnLocks.CallAsync(locks, carts.Select(customer =>
+            MarketplaceLockRank.Call(MarketplaceLockRank.Cart, customer, () => GrainFactory.GetGrain<IOrleansTxnCart>(customer).SetPrice(change))));
     }
 
     public Task<decimal[]> AddCarts(CartLinks links) => products.PerformUpdate(p => links.Products.Select(id =>

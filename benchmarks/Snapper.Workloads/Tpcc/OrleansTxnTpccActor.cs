@@ -67,7 +67,7 @@ public sealed class OrleansTxnTpccActor(
         var warehouseTax = 0;
         var discount = 0;
         long[] prices = [];
-        await CallInOrder(locks,
+        await OrleansTxnLocks.CallAsync(locks,
         [
             (TpccKeys.Warehouse(w), async () => warehouseTax = await Actor(TpccKeys.Warehouse(w)).WarehouseTax()),
             (TpccKeys.Customer(w, d), async () => discount = await Actor(TpccKeys.Customer(w, d)).CustomerDiscount(input.Customer)),
@@ -83,23 +83,8 @@ public sealed class OrleansTxnTpccActor(
         }
 
         // In parallel, two NewOrders of different districts that share two stock actors can lock them in opposite orders.
-        await CallInOrder(locks, writes);
+        await OrleansTxnLocks.CallAsync(locks, writes);
         return total;
-    }
-
-    /// <summary>Makes <paramref name="calls"/> all at once, or one at a time in ascending key order.</summary>
-    private static async Task CallInOrder(OrleansTxnLockOrder locks, List<(long Key, Func<Task> Call)> calls)
-    {
-        if (locks == OrleansTxnLockOrder.Parallel)
-        {
-            await Task.WhenAll(calls.Select(call => call.Call()));
-            return;
-        }
-
-        foreach (var (_, call) in calls.OrderBy(call => call.Key))
-        {
-            await call();
-        }
     }
 
     public Task<int> WarehouseTax() => partition.PerformRead(s => s.Warehouse!.Tax);
