@@ -41,16 +41,10 @@ public sealed class OrleansTxnBaselineTests : IAsyncLifetime
     [Theory]
     [InlineData(OrleansTxnLockOrder.Ascending, 8, 25)]
     [InlineData(OrleansTxnLockOrder.Parallel, 1, 40)]
-    public async Task Transfers_over_a_few_hot_accounts_all_commit_and_keep_the_total(OrleansTxnLockOrder order, int inFlight, int perLoop)
+    public Task Transfers_over_a_few_hot_accounts_all_commit_and_keep_the_total(OrleansTxnLockOrder order, int inFlight, int perLoop)
     {
         var workload = new SmallBankWorkload(new SmallBankSettings(Actors: 6, TxnSize: 4, Zipf: 1.25, OrleansTxnLocks: order));
-        await workload.PrepareAsync(_cluster.Client, BenchmarkMode.OrleansTxn, CancellationToken.None);
-
-        var outcomes = await WorkloadTests.RunAsync(_cluster.Client, workload, BenchmarkMode.OrleansTxn, inFlight, perLoop);
-
-        Assert.All(outcomes, o => Assert.True(o.Committed, $"a transfer aborted: {o.AbortReason}"));
-        Assert.Null(await workload.CheckConsistencyAsync(_cluster.Client, BenchmarkMode.OrleansTxn, CancellationToken.None));
-        Assert.Contains(OrleansTxnLocks.ParameterOf(order), workload.ModeParameters(BenchmarkMode.OrleansTxn));
+        return EveryTransactionCommitsAndTheWorkloadChecks(workload, order, inFlight, perLoop);
     }
 
     /// <summary>
@@ -63,17 +57,11 @@ public sealed class OrleansTxnBaselineTests : IAsyncLifetime
     [Theory]
     [InlineData(OrleansTxnLockOrder.Ascending, 8, 15)]
     [InlineData(OrleansTxnLockOrder.Parallel, 1, 30)]
-    public async Task New_orders_over_a_few_stock_actors_all_commit_and_keep_orders_and_stock_consistent(OrleansTxnLockOrder order, int inFlight, int perLoop)
+    public Task New_orders_over_a_few_stock_actors_all_commit_and_keep_orders_and_stock_consistent(OrleansTxnLockOrder order, int inFlight, int perLoop)
     {
         var workload = new TpccWorkload(new TpccSettings(
             Warehouses: 1, OrderPartitions: 1, Items: 100, StockPerActor: 25, RollbackPercent: 0, OrleansTxnLocks: order));
-        await workload.PrepareAsync(_cluster.Client, BenchmarkMode.OrleansTxn, CancellationToken.None);
-
-        var outcomes = await WorkloadTests.RunAsync(_cluster.Client, workload, BenchmarkMode.OrleansTxn, inFlight, perLoop);
-
-        Assert.All(outcomes, o => Assert.True(o.Committed, $"a NewOrder aborted: {o.AbortReason}"));
-        Assert.Null(await workload.CheckConsistencyAsync(_cluster.Client, BenchmarkMode.OrleansTxn, CancellationToken.None));
-        Assert.Contains(OrleansTxnLocks.ParameterOf(order), workload.ModeParameters(BenchmarkMode.OrleansTxn));
+        return EveryTransactionCommitsAndTheWorkloadChecks(workload, order, inFlight, perLoop);
     }
 
     /// <summary>
@@ -84,9 +72,18 @@ public sealed class OrleansTxnBaselineTests : IAsyncLifetime
     [Theory]
     [InlineData(OrleansTxnLockOrder.Ascending, 8, 30)]
     [InlineData(OrleansTxnLockOrder.Parallel, 1, 60)]
-    public async Task A_marketplace_mix_over_a_few_sellers_all_commits_and_keeps_prices_and_views_consistent(OrleansTxnLockOrder order, int inFlight, int perLoop)
+    public Task A_marketplace_mix_over_a_few_sellers_all_commits_and_keeps_prices_and_views_consistent(OrleansTxnLockOrder order, int inFlight, int perLoop)
     {
         var workload = new MarketplaceWorkload(new MarketplaceSettings(Sellers: 4, ProductsPerSeller: 5, Customers: 16, OrleansTxnLocks: order));
+        return EveryTransactionCommitsAndTheWorkloadChecks(workload, order, inFlight, perLoop);
+    }
+
+    /// <summary>
+    /// Runs <paramref name="workload"/>'s baseline with <paramref name="inFlight"/> loops of <paramref name="perLoop"/>
+    /// transactions: every one must commit, the workload's check must pass, and its results must name the lock order.
+    /// </summary>
+    private async Task EveryTransactionCommitsAndTheWorkloadChecks(IWorkload workload, OrleansTxnLockOrder order, int inFlight, int perLoop)
+    {
         await workload.PrepareAsync(_cluster.Client, BenchmarkMode.OrleansTxn, CancellationToken.None);
 
         var outcomes = await WorkloadTests.RunAsync(_cluster.Client, workload, BenchmarkMode.OrleansTxn, inFlight, perLoop);
