@@ -38,7 +38,11 @@ public interface IWorkload
     Task PrepareAsync(IGrainFactory grains, BenchmarkMode mode, CancellationToken cancellationToken);
 
     /// <summary>A driver for one client loop, with its own deterministic random source.</summary>
-    ITransactionDriver CreateDriver(IGrainFactory grains, BenchmarkMode mode, int seed);
+    /// <param name="grains">The factory the driver's transactions go through.</param>
+    /// <param name="mode">The mode the driver runs.</param>
+    /// <param name="seed">Seeds the driver's random source.</param>
+    /// <param name="loops">How many loops of <paramref name="mode"/> run at once, this one included: its transactions in flight.</param>
+    ITransactionDriver CreateDriver(IGrainFactory grains, BenchmarkMode mode, int seed, int loops);
 
     /// <summary>Checks the workload's invariants after a run in <paramref name="mode"/>; returns what is wrong, or null.</summary>
     Task<string?> CheckConsistencyAsync(IGrainFactory grains, BenchmarkMode mode, CancellationToken cancellationToken);

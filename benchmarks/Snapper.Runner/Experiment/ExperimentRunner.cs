@@ -23,7 +23,7 @@ public sealed class ExperimentRunner(IGrainFactory grains, RunSettings settings,
         var epoch = 0;
         var loops = Enumerable.Range(0, pipeline).Select(i => Task.Run(async () =>
         {
-            var driver = workload.CreateDriver(grains, mode, settings.Seed + i);
+            var driver = workload.CreateDriver(grains, mode, settings.Seed + i, pipeline);
             var recorder = recorders[i];
             while (Volatile.Read(ref epoch) < settings.Epochs && !cancellationToken.IsCancellationRequested)
             {

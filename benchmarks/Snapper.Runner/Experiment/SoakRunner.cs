@@ -29,7 +29,7 @@ public sealed class SoakRunner(IGrainFactory grains, SoakSettings settings, Entr
         using var stopping = new CancellationTokenSource();
         var loops = counters.SelectMany((entry, m) => Enumerable.Range(0, settings.Pipelines[entry.Key]).Select(i => Task.Run(async () =>
         {
-            var driver = workload.CreateDriver(grains, entry.Key, settings.Seed + m * SeedStride + i);
+            var driver = workload.CreateDriver(grains, entry.Key, settings.Seed + m * SeedStride + i, settings.Pipelines[entry.Key]);
             while (!stopping.IsCancellationRequested && !cancellationToken.IsCancellationRequested)
             {
                 var started = Stopwatch.GetTimestamp();

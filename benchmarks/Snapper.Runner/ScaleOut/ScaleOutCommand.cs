@@ -50,7 +50,7 @@ public static class ScaleOutCommand
         var loops = modes.SelectMany((mode, m) => Enumerable.Range(0, settings.Pipelines[mode]).Select(i => Task.Run(async () =>
         {
             var loop = recorder.ForLoop(mode);
-            var driver = workload.CreateDriver(grains, mode, settings.Seed + m * SeedStride + i);
+            var driver = workload.CreateDriver(grains, mode, settings.Seed + m * SeedStride + i, settings.Pipelines[mode]);
             while (!stopping.IsCancellationRequested && !cancellationToken.IsCancellationRequested)
             {
                 var started = Stopwatch.GetTimestamp();

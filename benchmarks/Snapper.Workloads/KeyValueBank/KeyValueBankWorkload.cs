@@ -96,7 +96,7 @@ public sealed class KeyValueBankWorkload : IWorkload
                 await branch.StartTxn(branch.Init, new BranchInit(_settings.ActorSize, InitialBalance));
             });
 
-    public ITransactionDriver CreateDriver(IGrainFactory grains, BenchmarkMode mode, int seed) => mode switch
+    public ITransactionDriver CreateDriver(IGrainFactory grains, BenchmarkMode mode, int seed, int loops) => mode switch
     {
         BenchmarkMode.ACT or BenchmarkMode.PACT => new Driver(this, grains, mode == BenchmarkMode.PACT, seed),
         _ => throw new NotSupportedException($"kvbank has no {mode} mode."),

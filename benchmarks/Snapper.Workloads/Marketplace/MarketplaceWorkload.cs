@@ -13,13 +13,13 @@ namespace Snapper.Workloads.Marketplace;
 /// <param name="OrleansTxnLocks">How the <see cref="BenchmarkMode.OrleansTxn"/> baseline's transactions take their actors' locks.</param>
 public sealed record MarketplaceSettings(
     int Sellers = 20, int ProductsPerSeller = 100, int Customers = 2_000, double ActorSkew = 1, double KeySkew = 1,
-    OrleansTxnLockOrder OrleansTxnLocks = OrleansTxnLockOrder.Ascending);
+    OrleansTxnLockOrder OrleansTxnLocks = OrleansTxnLockOrder.Auto);
 
 /// <summary>
 /// The Online Marketplace mix: AddItemToCart, DeleteItemInCart and UpdatePrice as ACTs, Checkout of 1-5 items as a PACT
 /// in <see cref="BenchmarkMode.Hybrid"/> (the thesis's mix) or as an ACT in <see cref="BenchmarkMode.ACT"/>; in
-/// <see cref="BenchmarkMode.OrleansTxn"/> the same mix on Orleans Transactions (<see cref="OrleansTxnCart"/>; by default
-/// each transaction takes its locks in <see cref="MarketplaceLockRank"/> order, see <see cref="OrleansTxnLockOrder"/>). A client
+/// <see cref="BenchmarkMode.OrleansTxn"/> the same mix on Orleans Transactions (<see cref="OrleansTxnCart"/>; with more than one
+/// in flight each transaction takes its locks in <see cref="MarketplaceLockRank"/> order by default, see <see cref="OrleansTxnLockOrder"/>). A client
 /// loop works on one customer at a time and knows its cart, so a checkout declares exactly what it reaches. Checked
 /// after a run: every cart price equals its product's, no stock without its product, each seller's view equals a
 /// recomputation from the orders.
@@ -96,10 +96,10 @@ public sealed class MarketplaceWorkload : IWorkload
 
     private static decimal Price(int product) => 1m + product % 100;
 
-    public ITransactionDriver CreateDriver(IGrainFactory grains, BenchmarkMode mode, int seed) => mode switch
+    public ITransactionDriver CreateDriver(IGrainFactory grains, BenchmarkMode mode, int seed, int loops) => mode switch
     {
         BenchmarkMode.ACT or BenchmarkMode.Hybrid => new Driver(this, new SnapperMarket(new MarketplaceClient(grains, _layout), PactCheckout: mode == BenchmarkMode.Hybrid), seed),
-        BenchmarkMode.OrleansTxn => new Driver(this, new OrleansTxnMarket(grains, _layout, _settings.OrleansTxnLocks), seed),
+        BenchmarkMode.OrleansTxn => new Driver(this, new OrleansTxnMarket(grains, _layout, OrleansTxnLocks.Resolve(_settings.OrleansTxnLocks, loops)), seed),
         _ => throw new NotSupportedException($"marketplace has no {mode} mode."),
     };
 

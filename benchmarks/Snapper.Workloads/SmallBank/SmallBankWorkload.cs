@@ -12,7 +12,7 @@ namespace Snapper.Workloads.SmallBank;
 /// <param name="OrleansTxnLocks">How the <see cref="BenchmarkMode.OrleansTxn"/> baseline's MultiTransfer takes its accounts' locks.</param>
 public sealed record SmallBankSettings(
     int Actors = 10_000, int TxnSize = 4, double Zipf = 0, double? HotFraction = null, double PactPercent = 90,
-    OrleansTxnLockOrder OrleansTxnLocks = OrleansTxnLockOrder.Ascending);
+    OrleansTxnLockOrder OrleansTxnLocks = OrleansTxnLockOrder.Auto);
 
 /// <summary>
 /// SmallBank MultiTransfer: withdraw from one account and deposit to <c>TxnSize - 1</c> others in parallel.
@@ -88,7 +88,7 @@ public sealed class SmallBankWorkload : IWorkload
                 }
             });
 
-    public ITransactionDriver CreateDriver(IGrainFactory grains, BenchmarkMode mode, int seed)
+    public ITransactionDriver CreateDriver(IGrainFactory grains, BenchmarkMode mode, int seed, int loops)
     {
         var keys = _keyChoice?.Bind(grains) ?? _sampler;
         return mode switch
@@ -98,7 +98,7 @@ public sealed class SmallBankWorkload : IWorkload
             BenchmarkMode.PACT => new Driver(this, keys, seed, input => Pact(SnapperAccounts(grains), input)),
             BenchmarkMode.Hybrid => new Driver(this, keys, seed, input =>
                 input.Draw * 100 < _settings.PactPercent ? Pact(SnapperAccounts(grains), input) : Act(SnapperAccounts(grains), input)),
-            BenchmarkMode.OrleansTxn => _settings.OrleansTxnLocks == OrleansTxnLockOrder.Ascending
+            BenchmarkMode.OrleansTxn => OrleansTxnLocks.Resolve(_settings.OrleansTxnLocks, loops) == OrleansTxnLockOrder.Ascending
                 ? new Driver(this, keys, seed, input => OrleansTxnAccounts(grains)[input.From].MultiTransferInAscendingOrder(input.Transfer))
                 : new Driver(this, keys, seed, input => OrleansTxnAccounts(grains)[input.From].MultiTransfer(input.Transfer)),
             _ => throw new NotSupportedException($"SmallBank has no {mode} mode."),

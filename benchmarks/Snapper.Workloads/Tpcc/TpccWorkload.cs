@@ -18,7 +18,7 @@ public sealed record TpccSettings(
     int StockPerActor = 10,
     double RemotePercent = 1,
     double RollbackPercent = 1,
-    OrleansTxnLockOrder OrleansTxnLocks = OrleansTxnLockOrder.Ascending);
+    OrleansTxnLockOrder OrleansTxnLocks = OrleansTxnLockOrder.Auto);
 
 /// <summary>
 /// TPC-C NewOrder over partitioned tables: the district actor runs the transaction, reads the warehouse, customer
@@ -88,7 +88,7 @@ public sealed class TpccWorkload : IWorkload
                 }
             });
 
-    public ITransactionDriver CreateDriver(IGrainFactory grains, BenchmarkMode mode, int seed) => mode switch
+    public ITransactionDriver CreateDriver(IGrainFactory grains, BenchmarkMode mode, int seed, int loops) => mode switch
     {
         BenchmarkMode.NT => new Driver(this, seed, (district, input) => grains.GetGrain<INtTpccActor>(district).NewOrder(input)),
         BenchmarkMode.ACT => new Driver(this, seed, (district, input) =>
@@ -101,7 +101,7 @@ public sealed class TpccWorkload : IWorkload
             var actor = grains.GetGrain<ISnapperTpccActor>(district);
             return actor.StartTxn(actor.NewOrder, input, Declare(grains, district, input));
         }),
-        BenchmarkMode.OrleansTxn => _settings.OrleansTxnLocks == OrleansTxnLockOrder.Ascending
+        BenchmarkMode.OrleansTxn => OrleansTxnLocks.Resolve(_settings.OrleansTxnLocks, loops) == OrleansTxnLockOrder.Ascending
             ? new Driver(this, seed, (district, input) => grains.GetGrain<IOrleansTxnTpccActor>(district).NewOrderInAscendingOrder(input))
             : new Driver(this, seed, (district, input) => grains.GetGrain<IOrleansTxnTpccActor>(district).NewOrder(input)),
         _ => throw new NotSupportedException($"TPC-C has no {mode} mode."),

@@ -91,7 +91,7 @@ public sealed class WorkloadTests(ClusterFixture fixture)
     {
         var runs = Enumerable.Range(0, loops).Select(async loop =>
         {
-            var driver = workload.CreateDriver(grains, mode, seed: 100 + loop);
+            var driver = workload.CreateDriver(grains, mode, seed: 100 + loop, loops);
             var outcomes = new List<RunOutcome>();
             for (var i = 0; i < perLoop; i++)
             {
