@@ -22,8 +22,8 @@ public enum OrleansTxnLockOrder
     Ascending,
 
     /// <summary>
-    /// <see cref="Parallel"/> when one transaction is in flight, where there is nobody to deadlock with and parallel calls
-    /// are faster; <see cref="Ascending"/> with more. The baseline at its best at every pipeline.
+    /// <see cref="Parallel"/> when one transaction is in flight, where there is nobody to deadlock with (the calls then
+    /// overlap, as the other modes' do); <see cref="Ascending"/> with more, so the baseline never stalls.
     /// </summary>
     Auto,
 }
