@@ -1,7 +1,7 @@
 namespace Snapper.Workloads;
 
 /// <summary>
-/// How an Orleans Transactions baseline takes the locks of the actors a transaction writes. Orleans Transactions (10.4.2)
+/// How an Orleans Transactions baseline takes the locks of the actors a transaction reaches. Orleans Transactions (10.4.2)
 /// detects no deadlock: a transaction waiting for a lock waits until the lock's holder times out, and a transaction
 /// started by a grain call times out after 10 s, a constant of Orleans that <c>TransactionalStateOptions.LockTimeout</c>
 /// cannot shorten (a lock is held at least as long as its transaction's timeout).
@@ -16,8 +16,9 @@ public enum OrleansTxnLockOrder
     Parallel,
 
     /// <summary>
-    /// One actor at a time in ascending key order: a transaction waits only for actors above every actor it holds, so no
-    /// cycle of waits forms and no transaction deadlocks. The calls are sequential.
+    /// One actor at a time in one global order (ascending keys; a workload whose transactions reach several kinds of actor
+    /// ranks the kinds first): a transaction waits only for actors above every actor it holds, so no cycle of waits forms
+    /// and no transaction deadlocks. The calls are sequential.
     /// </summary>
     Ascending,
 

@@ -13,8 +13,8 @@ public interface IOrleansTxnTpccActor : IGrainWithIntegerKey
     Task<long> NewOrder(NewOrderInput input);
 
     /// <summary>
-    /// The same NewOrder, writing its stock actors and its order actor one at a time in ascending key order
-    /// (<see cref="OrleansTxnLockOrder.Ascending"/>).
+    /// The same NewOrder, taking its locks in one global order (<see cref="OrleansTxnLockOrder.Ascending"/>): the district,
+    /// then the actors it reads, then the stock and order actors it writes, each one at a time in ascending key order.
     /// </summary>
     [Transaction(TransactionOption.Create)]
     Task<long> NewOrderInAscendingOrder(NewOrderInput input);

@@ -10,7 +10,7 @@ namespace Snapper.Workloads.Tpcc;
 /// <param name="StockPerActor">Stock rows per stock actor (thesis: 10, so 10,000 stock actors per warehouse).</param>
 /// <param name="RemotePercent">Percent of order lines supplied by another warehouse (TPC-C: 1).</param>
 /// <param name="RollbackPercent">Percent of NewOrders that name an unknown item and roll back (TPC-C: 1).</param>
-/// <param name="OrleansTxnLocks">How the <see cref="BenchmarkMode.OrleansTxn"/> baseline's NewOrder takes its stock actors' locks.</param>
+/// <param name="OrleansTxnLocks">How the <see cref="BenchmarkMode.OrleansTxn"/> baseline's NewOrder takes its actors' locks.</param>
 public sealed record TpccSettings(
     int Warehouses = 2,
     int OrderPartitions = 2,
