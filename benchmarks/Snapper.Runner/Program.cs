@@ -23,7 +23,7 @@ var orleansTxnLocksOption = new Option<OrleansTxnLockOrder>("--orleans-txn-locks
     Description = "smallbank, tpcc, marketplace: how the Orleans Transactions baseline takes its actors' locks, parallel (as the other " +
         "modes call them; deadlocks wait for Orleans' 10-s transaction timeout), ascending (one actor at a time in one global order: no " +
         "deadlock) or auto (parallel with one transaction in flight, where nothing can deadlock, else ascending)",
-    DefaultValueFactory = _ => new SmallBankSettings().OrleansTxnLocks,
+    DefaultValueFactory = _ => OrleansTxnLocks.Default,
 };
 var warehousesOption = new Option<string?>("--warehouses") { Description = "TPC-C warehouses; a comma-separated list sweeps them (default 2; 1 with --quick)" };
 var orderPartitionsOption = new Option<string>("--order-partitions")

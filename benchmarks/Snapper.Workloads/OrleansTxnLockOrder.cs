@@ -35,6 +35,9 @@ public static class OrleansTxnLocks
     /// <summary>The parameter that names a baseline's <see cref="OrleansTxnLockOrder"/> on its results.</summary>
     public const string Parameter = "locks";
 
+    /// <summary>The order every workload's baseline uses unless told otherwise, and the runner's default.</summary>
+    public const OrleansTxnLockOrder Default = OrleansTxnLockOrder.Auto;
+
     /// <summary>The result parameter for <paramref name="order"/>: <c>locks=auto</c>, <c>locks=ascending</c> or <c>locks=parallel</c>.</summary>
     public static KeyValuePair<string, string> ParameterOf(OrleansTxnLockOrder order) => new(Parameter, order.ToString().ToLowerInvariant());
 

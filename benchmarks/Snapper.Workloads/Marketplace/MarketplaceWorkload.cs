@@ -13,7 +13,7 @@ namespace Snapper.Workloads.Marketplace;
 /// <param name="OrleansTxnLocks">How the <see cref="BenchmarkMode.OrleansTxn"/> baseline's transactions take their actors' locks.</param>
 public sealed record MarketplaceSettings(
     int Sellers = 20, int ProductsPerSeller = 100, int Customers = 2_000, double ActorSkew = 1, double KeySkew = 1,
-    OrleansTxnLockOrder OrleansTxnLocks = OrleansTxnLockOrder.Auto);
+    OrleansTxnLockOrder OrleansTxnLocks = OrleansTxnLocks.Default);
 
 /// <summary>
 /// The Online Marketplace mix: AddItemToCart, DeleteItemInCart and UpdatePrice as ACTs, Checkout of 1-5 items as a PACT

@@ -12,7 +12,7 @@ namespace Snapper.Workloads.SmallBank;
 /// <param name="OrleansTxnLocks">How the <see cref="BenchmarkMode.OrleansTxn"/> baseline's MultiTransfer takes its accounts' locks.</param>
 public sealed record SmallBankSettings(
     int Actors = 10_000, int TxnSize = 4, double Zipf = 0, double? HotFraction = null, double PactPercent = 90,
-    OrleansTxnLockOrder OrleansTxnLocks = OrleansTxnLockOrder.Auto);
+    OrleansTxnLockOrder OrleansTxnLocks = OrleansTxnLocks.Default);
 
 /// <summary>
 /// SmallBank MultiTransfer: withdraw from one account and deposit to <c>TxnSize - 1</c> others in parallel.

@@ -18,7 +18,7 @@ public sealed record TpccSettings(
     int StockPerActor = 10,
     double RemotePercent = 1,
     double RollbackPercent = 1,
-    OrleansTxnLockOrder OrleansTxnLocks = OrleansTxnLockOrder.Auto);
+    OrleansTxnLockOrder OrleansTxnLocks = OrleansTxnLocks.Default);
 
 /// <summary>
 /// TPC-C NewOrder over partitioned tables: the district actor runs the transaction, reads the warehouse, customer
