@@ -175,17 +175,15 @@ internal sealed class PlacementDirectory
             // Moves the master committed after its copy was taken, already applied here one by one: they stay as they are
             // (the map is read by placement meanwhile, so they are never set back, not even for a moment).
             var newer = _appliedAt.Where(a => a.Value > master.Version).ToDictionary(a => a.Key, a => a.Value);
-            var changes = 0;
+            var before = _map.Moved.ToDictionary(m => m.Key, m => m.Value);
             foreach (var actor in _map.Moved.Keys.Except(master.Moved.Select(m => m.Actor)).Where(a => !newer.ContainsKey(a)).ToArray())
             {
                 _map.Move(actor, _map.HomeOf(actor));
-                changes++;
             }
 
-            foreach (var moved in master.Moved.Where(m => !newer.ContainsKey(m.Actor) && _map.WorkerOf(m.Actor) != m.Worker))
+            foreach (var moved in master.Moved.Where(m => !newer.ContainsKey(m.Actor)))
             {
                 _map.Move(moved.Actor, moved.Worker);
-                changes++;
             }
 
             _appliedAt.Clear();
@@ -194,18 +192,14 @@ internal sealed class PlacementDirectory
                 _appliedAt[actor] = version;
             }
 
+            var changed = before.Count != _map.Moved.Count || before.Any(m => !_map.Moved.TryGetValue(m.Key, out var worker) || worker != m.Value);
             _wholeAt = master.Version;
-            var highest = newer.Values.Append(master.Version).Max();
-            if (changes > 0 || highest != Version)
+            if (changed || master.Version != Version)
             {
-                Version = highest;
+                Version = _appliedAt.Count > 0 ? Math.Max(Version, master.Version) : master.Version;
                 Persist();
-            }
-
-            if (changes > 0)
-            {
-                _logger.LogInformation("Placement directory updated from the master's copy at version {Version}: {Changes} actor(s) placed anew, {Newer} newer move(s) kept",
-                    master.Version, changes, newer.Count);
+                _logger.LogInformation("Placement directory updated from the master's copy at version {Version} ({Count} moved actor(s), {Newer} newer move(s) kept)",
+                    master.Version, master.Moved.Length, newer.Count);
             }
 
             return true;

@@ -33,12 +33,9 @@ public sealed class PlacementDirectoryTests
     // The master process the copies come from (one unless a test restarts it).
     private readonly Guid _incarnation = Guid.NewGuid();
 
-    /// <summary>The master's copy at <paramref name="version"/>, from the master process <paramref name="incarnation"/>.</summary>
-    private static DirectorySnapshot Copy(Guid incarnation, long version, params (GrainId Actor, int Worker)[] moved) =>
-        new(version, [.. moved.Select(m => new MovedActor(m.Actor, m.Worker))], incarnation);
-
     /// <summary>The master's copy at <paramref name="version"/>, from a master process of its own (a restarted one).</summary>
-    private static DirectorySnapshot Master(long version, params (GrainId Actor, int Worker)[] moved) => Copy(Guid.NewGuid(), version, moved);
+    private static DirectorySnapshot Master(long version, params (GrainId Actor, int Worker)[] moved) =>
+        new(version, [.. moved.Select(m => new MovedActor(m.Actor, m.Worker))], Guid.NewGuid());
 
     [Fact]
     public void A_move_that_arrives_after_a_later_move_of_the_same_actor_is_not_taken()
@@ -93,7 +90,7 @@ public sealed class PlacementDirectoryTests
         // version 4, which has the actor home (by 3) and another actor away (by 4, a move this silo missed).
         Assert.True(_directory.Apply(_actor, Home(_actor), version: 3));
         Assert.True(_directory.Apply(_actor, Away(_actor), version: 5));
-        var masterAt4 = Copy(_incarnation, 4, (_other, Away(_other)));
+        var masterAt4 = new DirectorySnapshot(4, [new MovedActor(_other, Away(_other))], _incarnation);
         Assert.True(_directory.Replace(masterAt4));
         Assert.Equal(Away(_actor), _map.WorkerOf(_actor));
         Assert.Equal(Away(_other), _map.WorkerOf(_other));
@@ -101,7 +98,7 @@ public sealed class PlacementDirectoryTests
 
         // Copies no newer than the last one taken change nothing; a newer one decides again.
         Assert.False(_directory.Replace(masterAt4));
-        Assert.True(_directory.Replace(Copy(_incarnation, 6, (_other, Away(_other)))));
+        Assert.True(_directory.Replace(new DirectorySnapshot(6, [new MovedActor(_other, Away(_other))], _incarnation)));
         Assert.Equal(Home(_actor), _map.WorkerOf(_actor));
         Assert.Equal(6, _directory.Version);
     }
