@@ -31,10 +31,7 @@ internal interface IWorkerMigrationGrain : IGrainWithIntegerKey
     /// <summary>On the new worker, when a migration is rolled back: forgets the state <see cref="Accept"/> kept (or will keep).</summary>
     Task Drop(GrainId actor, Guid migration);
 
-    /// <summary>
-    /// The master committed the move (directory version <paramref name="version"/>); a worker whose map then says the actor
-    /// lives elsewhere lets its activation there go (the old worker).
-    /// </summary>
+    /// <summary>The master committed the move (directory version <paramref name="version"/>); the old worker lets the actor's activation go.</summary>
     Task Moved(GrainId actor, int worker, long version);
 
     /// <summary>The transactional actors that have been active on this worker and live here now.</summary>
@@ -125,14 +122,13 @@ internal sealed class WorkerMigrationGrain(
         // (the actor may live here again since), and a move this silo already learned from the master's whole copy
         // still makes the activation here leave.
         directory.Apply(actor, worker, version);
-        var now = map.WorkerOf(actor);
-        if (actors.Contains(actor) && now != this.GetPrimaryKeyLong())
+        if (actors.Contains(actor) && map.WorkerOf(actor) != this.GetPrimaryKeyLong())
         {
             // The actor's activation here (if any) leaves by Orleans' migration, and the new one starts on its new worker
             // (this silo's map already says so); with none here, the call activates it there, which is harmless.
             await GrainFactory.GetGrain<IMigratingActor>(actor).Leave(callKeys.Own);
             actors.Remove(actor);
-            logger.LogInformation("Actor {Actor} moved to worker {Worker}", actor, now);
+            logger.LogInformation("Actor {Actor} moved to worker {Worker}", actor, map.WorkerOf(actor));
         }
     }
 }

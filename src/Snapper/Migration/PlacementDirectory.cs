@@ -23,15 +23,8 @@ namespace Snapper.Migration;
 /// old one can still arrive after a later migration of the same actor), and whole (<see cref="Replace"/>, the master's
 /// copy at some version). So a move counts only if it is newer than the last whole copy taken and than the last move of
 /// the same actor applied since; and a whole copy keeps the moves applied here that are newer than it. Without this, a
-/// late message could flip the map of the actor's current worker back to the worker it had left, and the activation
-/// serving it there would leave for that worker, whose own map refused every activation of it.
-/// </para>
-/// <para>
-/// <see cref="Version"/> is not that bound: it is the highest version this copy has seen, and moves of different actors
-/// (committed by different helpers) can arrive out of version order, so a copy may hold a move at some version and miss
-/// an older one of another actor. After a restart the copy from disk is therefore trusted for placement only until the
-/// master's whole copy arrives (actors do not activate here before, see <see cref="WhenReadAsync"/>), and no move is
-/// refused on its account: a message sent before the restart went to the silo that crashed, not to this one.
+/// late message turned the actor back to a worker it had left: that worker's activation left for the old place, where
+/// every activation was refused.
 /// </para>
 /// </remarks>
 internal sealed class PlacementDirectory
@@ -42,10 +35,9 @@ internal sealed class PlacementDirectory
     private readonly string? _file;
     private readonly object _gate = new();
 
-    // Under _gate. The master's version of the last whole copy taken (Replace), which holds every move up to it, and the
-    // master process it came from; per actor, the version of the move applied since (Apply). See the invariant above.
+    // Under _gate. The master's version of the last whole copy taken (Replace), which holds every move up to it; and,
+    // per actor, the version of the move applied since (Apply). See the invariant above.
     private long _wholeAt;
-    private Guid _wholeFrom;
     private readonly Dictionary<GrainId, long> _appliedAt = [];
 
     public PlacementDirectory(ActorPlacementMap map, IOptions<SnapperOptions> options, ILogger<PlacementDirectory> logger)
@@ -70,10 +62,7 @@ internal sealed class PlacementDirectory
         }
     }
 
-    /// <summary>
-    /// On the master, grows by one with every migration it commits; on a worker, the highest version its copy has seen
-    /// (not a version up to which it holds every move; see the remarks).
-    /// </summary>
+    /// <summary>Grows by one with every migration the master commits.</summary>
     public long Version { get; private set; }
 
     /// <summary>
@@ -136,8 +125,7 @@ internal sealed class PlacementDirectory
         {
             if (version <= _wholeAt || (_appliedAt.TryGetValue(actor, out var applied) && version <= applied))
             {
-                // The usual fate of a message the refresher overtook, and of one a helper sent again.
-                _logger.LogDebug("Move of {Actor} to worker {Worker} (version {Version}) arrived after newer word about it; ignored", actor, worker, version);
+                _logger.LogInformation("Move of {Actor} to worker {Worker} (version {Version}) arrived after newer word about it; ignored", actor, worker, version);
                 return false;
             }
 
@@ -151,22 +139,12 @@ internal sealed class PlacementDirectory
 
     /// <summary>
     /// On any silo: replaces this copy by the master's when that is newer than the last whole copy taken; moves applied
-    /// here that are newer than the master's copy stay. Returns whether the master's copy was newer.
+    /// here that are newer than the master's copy stay. Returns whether anything was taken.
     /// </summary>
     public bool Replace(DirectorySnapshot master)
     {
         lock (_gate)
         {
-            if (master.MasterIncarnation != _wholeFrom && master.Version < _wholeAt)
-            {
-                // A master that restarted without its directory (no data folder) counts from 0 again, and it decides now:
-                // its copy is taken whole, and its versions are compared from here on.
-                _logger.LogWarning("The master restarted with directory version {Version}, below {Known} taken from it before; its copy replaces this one", master.Version, _wholeAt);
-                _wholeAt = -1;
-                _appliedAt.Clear();
-            }
-
-            _wholeFrom = master.MasterIncarnation;
             if (master.Version <= _wholeAt)
             {
                 return false;
@@ -194,12 +172,11 @@ internal sealed class PlacementDirectory
 
             var changed = before.Count != _map.Moved.Count || before.Any(m => !_map.Moved.TryGetValue(m.Key, out var worker) || worker != m.Value);
             _wholeAt = master.Version;
-            if (changed || master.Version != Version)
+            if (changed || master.Version > Version)
             {
-                Version = _appliedAt.Count > 0 ? Math.Max(Version, master.Version) : master.Version;
+                Version = Math.Max(Version, master.Version);
                 Persist();
-                _logger.LogInformation("Placement directory updated from the master's copy at version {Version} ({Count} moved actor(s), {Newer} newer move(s) kept)",
-                    master.Version, master.Moved.Length, newer.Count);
+                _logger.LogInformation("Placement directory updated from the master to version {Version} ({Count} moved actor(s))", Version, master.Moved.Length);
             }
 
             return true;
