@@ -118,17 +118,15 @@ internal sealed class WorkerMigrationGrain(
 
     public async Task Moved(GrainId actor, int worker, long version)
     {
-        // By the map as it reads after the move, not by the message: a late message about an older move is not taken
-        // (the actor may live here again since), and a move this silo already learned from the master's whole copy
-        // still makes the activation here leave.
+        var wasHere = actors.Contains(actor) && worker != this.GetPrimaryKeyLong();
         directory.Apply(actor, worker, version);
-        if (actors.Contains(actor) && map.WorkerOf(actor) != this.GetPrimaryKeyLong())
+        if (wasHere)
         {
             // The actor's activation here (if any) leaves by Orleans' migration, and the new one starts on its new worker
             // (this silo's map already says so); with none here, the call activates it there, which is harmless.
             await GrainFactory.GetGrain<IMigratingActor>(actor).Leave(callKeys.Own);
             actors.Remove(actor);
-            logger.LogInformation("Actor {Actor} moved to worker {Worker}", actor, map.WorkerOf(actor));
+            logger.LogInformation("Actor {Actor} moved to worker {Worker}", actor, worker);
         }
     }
 }

@@ -17,15 +17,6 @@ namespace Snapper.Migration;
 /// (<see cref="MigrationDirectoryRefresher"/>). Until it has it, it may send an activation of a moved actor to the actor's
 /// old worker; that worker's copy is current (it took part in the migration), and it refuses the activation
 /// (<see cref="ActorMigratingException"/>, which clients retry), so an actor is never active on two workers.
-/// <para>
-/// Invariant: a copy never goes back to an older word about an actor. Moves reach a worker in two ways that can cross:
-/// one by one (<see cref="Apply"/>, from the helper that committed them; a helper retries a message that timed out, so an
-/// old one can still arrive after a later migration of the same actor), and whole (<see cref="Replace"/>, the master's
-/// copy at some version). So a move counts only if it is newer than the last whole copy taken and than the last move of
-/// the same actor applied since; and a whole copy keeps the moves applied here that are newer than it. Without this, a
-/// late message turned the actor back to a worker it had left: that worker's activation left for the old place, where
-/// every activation was refused.
-/// </para>
 /// </remarks>
 internal sealed class PlacementDirectory
 {
@@ -34,11 +25,6 @@ internal sealed class PlacementDirectory
     private readonly ILogger<PlacementDirectory> _logger;
     private readonly string? _file;
     private readonly object _gate = new();
-
-    // Under _gate. The master's version of the last whole copy taken (Replace), which holds every move up to it; and,
-    // per actor, the version of the move applied since (Apply). See the invariant above.
-    private long _wholeAt;
-    private readonly Dictionary<GrainId, long> _appliedAt = [];
 
     public PlacementDirectory(ActorPlacementMap map, IOptions<SnapperOptions> options, ILogger<PlacementDirectory> logger)
     {
@@ -115,70 +101,40 @@ internal sealed class PlacementDirectory
         }
     }
 
-    /// <summary>
-    /// On any silo: takes a move the master committed as version <paramref name="version"/>, unless this copy already has
-    /// newer word about the actor (a whole copy at or past that version, or a later move of it). Returns whether it did.
-    /// </summary>
-    public bool Apply(GrainId actor, int worker, long version)
+    /// <summary>On any silo: takes a move the master committed as version <paramref name="version"/>.</summary>
+    public void Apply(GrainId actor, int worker, long version)
     {
         lock (_gate)
         {
-            if (version <= _wholeAt || (_appliedAt.TryGetValue(actor, out var applied) && version <= applied))
-            {
-                _logger.LogInformation("Move of {Actor} to worker {Worker} (version {Version}) arrived after newer word about it; ignored", actor, worker, version);
-                return false;
-            }
-
             _map.Move(actor, worker);
-            _appliedAt[actor] = version;
             Version = Math.Max(Version, version);
             Persist();
-            return true;
         }
     }
 
-    /// <summary>
-    /// On any silo: replaces this copy by the master's when that is newer than the last whole copy taken; moves applied
-    /// here that are newer than the master's copy stay. Returns whether anything was taken.
-    /// </summary>
+    /// <summary>On any silo: replaces this copy by the master's when that is newer.</summary>
     public bool Replace(DirectorySnapshot master)
     {
         lock (_gate)
         {
-            if (master.Version <= _wholeAt)
+            if (master.Version <= Version)
             {
                 return false;
             }
 
-            // Moves the master committed after its copy was taken, already applied here one by one: they stay as they are
-            // (the map is read by placement meanwhile, so they are never set back, not even for a moment).
-            var newer = _appliedAt.Where(a => a.Value > master.Version).ToDictionary(a => a.Key, a => a.Value);
-            var before = _map.Moved.ToDictionary(m => m.Key, m => m.Value);
-            foreach (var actor in _map.Moved.Keys.Except(master.Moved.Select(m => m.Actor)).Where(a => !newer.ContainsKey(a)).ToArray())
+            foreach (var actor in _map.Moved.Keys.Except(master.Moved.Select(m => m.Actor)).ToArray())
             {
                 _map.Move(actor, _map.HomeOf(actor));
             }
 
-            foreach (var moved in master.Moved.Where(m => !newer.ContainsKey(m.Actor)))
+            foreach (var moved in master.Moved)
             {
                 _map.Move(moved.Actor, moved.Worker);
             }
 
-            _appliedAt.Clear();
-            foreach (var (actor, version) in newer)
-            {
-                _appliedAt[actor] = version;
-            }
-
-            var changed = before.Count != _map.Moved.Count || before.Any(m => !_map.Moved.TryGetValue(m.Key, out var worker) || worker != m.Value);
-            _wholeAt = master.Version;
-            if (changed || master.Version > Version)
-            {
-                Version = Math.Max(Version, master.Version);
-                Persist();
-                _logger.LogInformation("Placement directory updated from the master to version {Version} ({Count} moved actor(s))", Version, master.Moved.Length);
-            }
-
+            Version = master.Version;
+            Persist();
+            _logger.LogInformation("Placement directory updated from the master to version {Version} ({Count} moved actor(s))", Version, master.Moved.Length);
             return true;
         }
     }

@@ -67,30 +67,6 @@ public sealed class MigrationTests(SnapperDFixture fixture, ITestOutputHelper ou
     }
 
     [Fact]
-    public async Task A_late_message_about_an_older_move_leaves_the_actor_where_it_lives_now()
-    {
-        var a = fixture.OnWorker(0, 1)[0];
-        var actor = Account(a).GetGrainId();
-        await Account(a).StartTxn(Account(a).Reset, 100m);
-        await fixture.Client.MigrateAsync(Account(a), 1);
-        var movedAway = fixture.WorkerServices(0).GetRequiredService<Migration.PlacementDirectory>().Version;
-        await fixture.Client.MigrateAsync(Account(a), 0);
-
-        // Worker 0 hears of the first move once more, after the move back (a helper sends a message again when the first
-        // one timed out, and the first may still arrive). It must neither take it nor let the actor's activation go.
-        var grains = fixture.WorkerServices(0).GetRequiredService<IGrainFactory>();
-        await grains.GetGrain<Migration.IWorkerMigrationGrain>(0).Moved(actor, 1, movedAway);
-
-        Assert.Equal(0, fixture.WorkerServices(0).GetRequiredService<Snapper.Cluster.ActorPlacementMap>().WorkerOf(actor));
-        Assert.True(ActiveOn(0, a));
-
-        // It serves from worker 0, well within the 30 s a client keeps retrying a moving actor.
-        await Account(a).StartTxn(Account(a).Reset, 50m).WaitAsync(TimeSpan.FromSeconds(10));
-        Assert.Equal(50m, (await SnapshotOf(a).WaitAsync(TimeSpan.FromSeconds(10))).Balance);
-        Assert.Equal(0, await fixture.Client.WorkerOfAsync(Account(a)));
-    }
-
-    [Fact]
     public async Task An_actor_whose_commit_acknowledgement_was_lost_sends_the_commit_again_and_then_migrates()
     {
         // An ACT from a (worker 0) to b (worker 1): b commits, but its acknowledgement is lost. b knows the outcome and
