@@ -11,7 +11,8 @@
 #   test/cluster-kill-test.sh [--data DIR] [--redis-port P] [--silo-port P] [--gateway-port G] [--seed N]
 #                             [--commits N] [--migrations N] [--no-kill] [--trx FILE]
 #
-#   --data DIR        test folder: DIR/cluster (the silos' data and logs), DIR/client (the client's files)
+#   --data DIR        test folder: DIR/cluster (the silos' data and logs), DIR/client (the client's files),
+#                     DIR/at-crash/NAME (each killed silo's folder as the crash left it, copied before its restart)
 #                     (default data/cluster-kill-test; the silos start with --fresh, the client's folder is emptied)
 #   --redis-port P    Redis port for the membership table, started here if nothing answers (default 6392)
 #   --silo-port P     the master's silo port, workers P+1, P+2 (default 11211)
@@ -116,7 +117,7 @@ trap 'exit 130' INT TERM
 
 # A cluster of an earlier run in this folder (a script killed before its trap ran) is stopped first.
 [ -f "$cluster/run/cluster.env" ] && timeout 120 deploy/cluster-stop.sh --data "$cluster" --timeout 10 >/dev/null 2>&1
-rm -rf "$run"
+rm -rf "$run" "$data/at-crash"
 mkdir -p "$run"
 
 note "building test/Snapper.ClusterKillCheck (Release)"
@@ -184,6 +185,11 @@ crash() {
   local role="$1" index="${2:-}" name="$1${2:+-$2}"
   set_phase "$name-down"
   run_child deploy/cluster-kill.sh "$role" $index --data "$cluster" || { fail "deploy/cluster-kill.sh $role $index failed"; return 1; }
+  # The silo's folder as the crash left it (its log, checkpoints and placement copy): the restarted silo takes a
+  # checkpoint and deletes the segments it covers, so a violation found later could not be traced to the records that
+  # were on disk at the crash without this copy.
+  rm -rf "$data/at-crash/$name" && mkdir -p "$data/at-crash" && cp -a "$cluster/$name" "$data/at-crash/$name" \
+    || fail "could not copy $cluster/$name to $data/at-crash"
   # The load goes on against the dead silo for a while: calls to it fail or hang, the others go on.
   run_child sleep 5
   if ! run_child timeout 300 deploy/cluster-restart.sh "$role" $index --data "$cluster" --timeout 180; then
