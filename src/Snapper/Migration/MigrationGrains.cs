@@ -31,7 +31,10 @@ internal interface IWorkerMigrationGrain : IGrainWithIntegerKey
     /// <summary>On the new worker, when a migration is rolled back: forgets the state <see cref="Accept"/> kept (or will keep).</summary>
     Task Drop(GrainId actor, Guid migration);
 
-    /// <summary>The master committed the move (directory version <paramref name="version"/>); the old worker lets the actor's activation go.</summary>
+    /// <summary>
+    /// The master committed the move (directory version <paramref name="version"/>); a worker whose map then says the actor
+    /// lives elsewhere lets its activation there go (the old worker).
+    /// </summary>
     Task Moved(GrainId actor, int worker, long version);
 
     /// <summary>The transactional actors that have been active on this worker and live here now.</summary>
@@ -118,15 +121,19 @@ internal sealed class WorkerMigrationGrain(
 
     public async Task Moved(GrainId actor, int worker, long version)
     {
-        var wasHere = actors.Contains(actor) && worker != this.GetPrimaryKeyLong();
         directory.Apply(actor, worker, version);
-        if (wasHere)
+
+        // By the map as it reads now, not by the message: a late message about an older move is not taken (the actor may
+        // live here again since), and a move this silo learned from the master's whole copy before this message still
+        // makes the activation here leave.
+        var now = map.WorkerOf(actor);
+        if (actors.Contains(actor) && now != this.GetPrimaryKeyLong())
         {
             // The actor's activation here (if any) leaves by Orleans' migration, and the new one starts on its new worker
             // (this silo's map already says so); with none here, the call activates it there, which is harmless.
             await GrainFactory.GetGrain<IMigratingActor>(actor).Leave(callKeys.Own);
             actors.Remove(actor);
-            logger.LogInformation("Actor {Actor} moved to worker {Worker}", actor, worker);
+            logger.LogInformation("Actor {Actor} moved to worker {Worker}", actor, now);
         }
     }
 }

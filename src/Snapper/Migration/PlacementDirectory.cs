@@ -17,6 +17,14 @@ namespace Snapper.Migration;
 /// (<see cref="MigrationDirectoryRefresher"/>). Until it has it, it may send an activation of a moved actor to the actor's
 /// old worker; that worker's copy is current (it took part in the migration), and it refuses the activation
 /// (<see cref="ActorMigratingException"/>, which clients retry), so an actor is never active on two workers.
+/// <para>
+/// Invariant: a copy never goes back to older word about an actor. Moves reach a worker one by one (<see cref="Apply"/>,
+/// from the helper that committed them) and whole (<see cref="Replace"/>, the master's copy). A helper sends a message
+/// again when the first one timed out, and the first may still arrive, after a later migration of the same actor or
+/// after a whole copy that holds the move. Taken then, it would flip the map of the actor's current worker back to the
+/// worker it left, and that worker's own map refuses every activation of it. So a move counts only if its version is
+/// above the last move of the same actor this copy took and above the last whole copy it took.
+/// </para>
 /// </remarks>
 internal sealed class PlacementDirectory
 {
@@ -25,6 +33,11 @@ internal sealed class PlacementDirectory
     private readonly ILogger<PlacementDirectory> _logger;
     private readonly string? _file;
     private readonly object _gate = new();
+
+    // Under _gate (see the invariant above): per actor, the version of the last move of it taken one by one since the last
+    // whole copy, and the master's version of that copy, which holds every move up to it.
+    private readonly Dictionary<GrainId, long> _movedAt = [];
+    private long _wholeAt;
 
     public PlacementDirectory(ActorPlacementMap map, IOptions<SnapperOptions> options, ILogger<PlacementDirectory> logger)
     {
@@ -101,14 +114,25 @@ internal sealed class PlacementDirectory
         }
     }
 
-    /// <summary>On any silo: takes a move the master committed as version <paramref name="version"/>.</summary>
-    public void Apply(GrainId actor, int worker, long version)
+    /// <summary>
+    /// On any silo: takes a move the master committed as version <paramref name="version"/>, unless this copy already has
+    /// newer word about the actor (a later move of it, or a whole copy at or past that version). Returns whether it did.
+    /// </summary>
+    public bool Apply(GrainId actor, int worker, long version)
     {
         lock (_gate)
         {
+            if (version <= _wholeAt || (_movedAt.TryGetValue(actor, out var moved) && version <= moved))
+            {
+                _logger.LogDebug("Move of {Actor} to worker {Worker} (version {Version}) arrived after newer word about it; ignored", actor, worker, version);
+                return false;
+            }
+
             _map.Move(actor, worker);
+            _movedAt[actor] = version;
             Version = Math.Max(Version, version);
             Persist();
+            return true;
         }
     }
 
@@ -133,6 +157,8 @@ internal sealed class PlacementDirectory
             }
 
             Version = master.Version;
+            _wholeAt = master.Version;
+            _movedAt.Clear(); // every move taken one by one is at or below Version, so the copy holds it
             Persist();
             _logger.LogInformation("Placement directory updated from the master to version {Version} ({Count} moved actor(s))", Version, master.Moved.Length);
             return true;

@@ -67,6 +67,32 @@ public sealed class MigrationTests(SnapperDFixture fixture, ITestOutputHelper ou
     }
 
     [Fact]
+    public async Task A_late_message_about_an_older_move_leaves_the_actor_where_it_lives_now()
+    {
+        var a = fixture.OnWorker(0, 1)[0];
+        var actor = Account(a).GetGrainId();
+        await Account(a).StartTxn(Account(a).Reset, 100m);
+        await fixture.Client.MigrateAsync(Account(a), 1);
+        var movedAway = fixture.MasterServices.GetRequiredService<Migration.PlacementDirectory>().Version;
+        await fixture.Client.MigrateAsync(Account(a), 0);
+
+        // Both workers hear of the first move once more, after the move back (a helper sends a message again when the
+        // first one timed out, and the first may still arrive). Neither takes it, and worker 0 keeps the activation.
+        var grains = fixture.WorkerServices(0).GetRequiredService<IGrainFactory>();
+        for (var worker = 0; worker < 2; worker++)
+        {
+            await grains.GetGrain<Migration.IWorkerMigrationGrain>(worker).Moved(actor, 1, movedAway);
+            Assert.Equal(0, fixture.WorkerServices(worker).GetRequiredService<Snapper.Cluster.ActorPlacementMap>().WorkerOf(actor));
+        }
+
+        Assert.True(ActiveOn(0, a));
+
+        // It serves from worker 0, well within the 30 s a client keeps retrying a moving actor.
+        await Account(a).StartTxn(Account(a).Reset, 50m).WaitAsync(TimeSpan.FromSeconds(10));
+        Assert.Equal(50m, (await SnapshotOf(a).WaitAsync(TimeSpan.FromSeconds(10))).Balance);
+    }
+
+    [Fact]
     public async Task An_actor_whose_commit_acknowledgement_was_lost_sends_the_commit_again_and_then_migrates()
     {
         // An ACT from a (worker 0) to b (worker 1): b commits, but its acknowledgement is lost. b knows the outcome and
