@@ -172,12 +172,13 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
 
         lock (Schedule.Gate)
         {
-            if (Schedule.IsRunning(context.Tid))
+            if (Schedule.IsRunning(context.Tid) && Schedule.Records(_core.State))
             {
                 return _core.State.ForKeyedPact(context.Tid, keys);
             }
         }
 
+        RequireCurrentCore();
         throw PactNotRunning(context);
     }
 
@@ -290,17 +291,43 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
 
         lock (Schedule.Gate)
         {
-            if (Schedule.IsRunning(context.Tid))
+            if (Schedule.IsRunning(context.Tid) && Schedule.Records(_core.State))
             {
                 return _core.State.ForPact(mode);
             }
         }
 
+        RequireCurrentCore();
         throw PactNotRunning(context);
+    }
+
+    /// <summary>
+    /// Refuses a transaction's access to the state unless this activation's core is the one the actor's schedule records
+    /// and logs (the silo's current one). Orleans keeps one activation of an actor per silo, and a core outlives its
+    /// activations, but a core is replaced when the actor's state arrives anew (a migration back to this silo) or leaves:
+    /// an activation still holding the old one, reached nonetheless, would write where no version is kept or logged, and
+    /// its transaction would commit without its write. It is refused as a moving actor (the caller submits again) and
+    /// takes no more local calls.
+    /// </summary>
+    private void RequireCurrentCore()
+    {
+        if (!Schedule.Records(_core.State))
+        {
+            RefuseAsLeftBehind();
+        }
+    }
+
+    private void RefuseAsLeftBehind()
+    {
+        _core.Logger.LogError("Actor {Actor}: an activation whose state was taken over by a newer core in this silo was reached by a transaction; refused", _self);
+        _runtime.Actors.StopLocalCalls(_self, this);
+        DeactivateOnIdle();
+        throw new ActorMigratingException(_self.ToString());
     }
 
     private async Task<TState> ActStateAsync(TxnContext context, AccessMode mode)
     {
+        RequireCurrentCore();
         var txn = Participant.RequireActive(context);
         var unlocked = mode == AccessMode.Read && _runtime.TestHooks.SkipReadLocks && !KeyLevelConcurrency;
         var lockMode = KeyLevelConcurrency ? AccessMode.ReadWrite : mode;
@@ -335,6 +362,7 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
     /// <exception cref="TransactionNotActiveException">The context's transaction is not running on this actor.</exception>
     private protected async Task<TState?> KeyedActStateAsync(TxnContext context, IReadOnlyDictionary<object, AccessMode> keys)
     {
+        RequireCurrentCore();
         var txn = Participant.RequireActive(context);
         if (!KeyLevelConcurrency || txn.HoldsWhole || !_core.State.KeyedActsAllowed)
         {

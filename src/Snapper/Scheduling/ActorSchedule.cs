@@ -137,6 +137,12 @@ internal sealed class ActorSchedule(GrainId actor, IBatchStatus batchStatus, IBa
     }
 
     /// <summary>
+    /// Whether <paramref name="versions"/> are the ones this schedule records, commits and logs: the state of the actor's
+    /// current core in this silo (attached last). Exact under <see cref="Gate"/>, which <see cref="Attach"/> takes.
+    /// </summary>
+    public bool Records(IActorStateVersions versions) => ReferenceEquals(Volatile.Read(ref _versions), versions);
+
+    /// <summary>
     /// A sub-batch arrives from the coordinator that emitted it; <paramref name="position"/> is its batch's place in the
     /// order the hybrid check compares (its bid on an embedded silo).
     /// </summary>

@@ -163,6 +163,43 @@ public sealed class LocalCallTests : IAsyncLifetime
         Assert.NotEqual(before, (await control.WhoAmI()).Activation);
     }
 
+    /// <summary>
+    /// A silo's core of an actor is replaced when the actor's state arrives there anew (a live migration back to it: the
+    /// old core is forgotten and the next activation makes a new one). Here the activation holding the old core is still
+    /// there, and a transaction reaches it, by a local call and then through Orleans: it must not write on the old core,
+    /// which no version, commit or log record follows (the transaction would commit without its write). It is refused as
+    /// a moving actor, StartTxn submits it again, and it commits on the current core.
+    /// </summary>
+    [Theory]
+    [InlineData(true)]
+    [InlineData(false)]
+    public async Task A_transaction_that_reaches_an_activation_whose_core_was_replaced_writes_on_the_current_core(bool pact)
+    {
+        var grains = _local.Client;
+        var ids = ClusterFixture.NewIds(2);
+        var (root, callee) = (grains.GetGrain<IProbe>(ids[0]), grains.GetGrain<IProbe>(ids[1]));
+        await root.StartTxn(root.Read, 0);
+        await callee.StartTxn(callee.Increment, 1);
+        await root.StartTxn(root.CallThenHold, Released(new CallThenHold(ids[1], $"core-before-{ids[0]}"))); // the callee takes local calls now
+        Assert.Equal(1, LocalCallsTo(callee));
+
+        var runtime = _local.GetSiloServiceProvider().GetRequiredService<Snapper.Actors.SnapperRuntime>();
+        var id = callee.GetGrainId();
+        var old = runtime.Actors.GetOrAdd<ProbeState>(id, () => throw new InvalidOperationException("the callee has a core"));
+        runtime.Actors.Remove(id);
+        var current = runtime.Actors.GetOrAdd(id, () => new Snapper.Actors.ActorCore<ProbeState>(
+            id, runtime, Microsoft.Extensions.Logging.Abstractions.NullLogger.Instance, new ProbeState { Value = 100 }, old.State.LastSeq));
+
+        var input = Released(new CallThenHold(ids[1], $"core-replaced-{ids[0]}"));
+        await (pact ? root.StartTxn(root.CallThenHold, input, ActorAccessInfo.Of(root, callee)) : root.StartTxn(root.CallThenHold, input));
+
+        Assert.Equal(2, LocalCallsTo(callee)); // the refused attempt reached the old activation by a local call
+        Assert.Equal(2, old.State.Committed.Value); // untouched since the replacement
+        Assert.Equal(101, current.State.Committed.Value);
+        Assert.Equal(101, await callee.StartTxn(callee.Read, 0));
+        Assert.Equal(2, await root.StartTxn(root.Read, 0));
+    }
+
     private static CallThenHold Released(CallThenHold input)
     {
         Gates.Release(input.Gate);
