@@ -93,6 +93,16 @@ internal sealed class WorkerMigrationGrain(
 
     public async Task Accept(GrainId actor, Guid migration, MigratedState state)
     {
+        // A migration to this worker is accepted while the actor lives elsewhere (the move commits after this). One that
+        // finds it living here came late: its migration was rolled back (its helper stopped waiting for this call) and a
+        // later one brought the actor here. Taken, it would forget the core that serves the actor here now, and the next
+        // activation would start from this older state.
+        var self = (int)this.GetPrimaryKeyLong();
+        if (map.WorkerOf(actor) == self)
+        {
+            throw new MigrationException(actor.ToString(), MigrationFailure.RolledBack, $"it lives on worker {self} already; this hand-over arrived after its migration ended.");
+        }
+
         // A core left from an earlier stay here is stale: the actor's next activation here starts from this state.
         actors.Remove(actor);
         if (log.Enabled)

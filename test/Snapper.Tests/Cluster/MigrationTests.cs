@@ -93,6 +93,26 @@ public sealed class MigrationTests(SnapperDFixture fixture, ITestOutputHelper ou
     }
 
     [Fact]
+    public async Task A_late_hand_over_to_the_worker_an_actor_lives_on_changes_nothing_there()
+    {
+        var a = fixture.OnWorker(0, 1)[0];
+        var actor = Account(a).GetGrainId();
+        await Account(a).StartTxn(Account(a).Reset, 100m);
+        await fixture.Client.MigrateAsync(Account(a), 1);
+        await Account(a).StartTxn(Account(a).Reset, 70m);
+
+        // The hand-over of an earlier migration to worker 1, rolled back when its helper stopped waiting for it, arrives
+        // now that a later migration brought the actor there: refused, and the core serving the actor on worker 1 stays.
+        var runtime = fixture.WorkerServices(1).GetRequiredService<SnapperRuntime>();
+        var older = runtime.Serialize(new AccountState { Balance = 1m });
+        var grains = fixture.WorkerServices(0).GetRequiredService<IGrainFactory>();
+        await Assert.ThrowsAsync<MigrationException>(() =>
+            grains.GetGrain<Migration.IWorkerMigrationGrain>(1).Accept(actor, Guid.NewGuid(), new Migration.MigratedState(older, older, false, 1)));
+        Assert.True(ActiveOn(1, a));
+        Assert.Equal(70m, (await SnapshotOf(a)).Balance);
+    }
+
+    [Fact]
     public async Task An_actor_whose_commit_acknowledgement_was_lost_sends_the_commit_again_and_then_migrates()
     {
         // An ACT from a (worker 0) to b (worker 1): b commits, but its acknowledgement is lost. b knows the outcome and
