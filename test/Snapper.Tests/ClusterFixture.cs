@@ -119,6 +119,22 @@ public sealed class LockBoundsClusterFixture : ClusterFixture
     }
 }
 
+/// <summary>
+/// A silo whose lock bound (50 s) outlasts any delay a loaded machine adds between two staged steps, so a test that
+/// makes a transaction wait for a lock sees the wait end by the step it stages next (a grant, a wait-die abort), never
+/// by the bound. The execution bound (60 s) outlasts the lock bound.
+/// </summary>
+public sealed class LongLockWaitClusterFixture : ClusterFixture
+{
+    protected override void Configure(SnapperOptions options)
+    {
+        options.LockWaitTimeout = TimeSpan.FromSeconds(50);
+        options.ExecutionTimeout = TimeSpan.FromSeconds(60);
+        options.ParticipantTimeout = TimeSpan.FromSeconds(90);
+        options.OutcomeRetention = TimeSpan.FromMinutes(5);
+    }
+}
+
 /// <summary>A silo whose ACT reads take no locks: a deliberately broken schedule for the checker to catch.</summary>
 public sealed class UnsafeReadsClusterFixture : ClusterFixture
 {
