@@ -5,12 +5,12 @@ namespace Snapper.Tests;
 
 /// <summary>
 /// Wait-die between ACTs that meet on the same actors. Their silo's lock and execution bounds are long
-/// (<see cref="LongLockWaitClusterFixture"/>): a transaction held at a gate and then waiting for a lock is ended by the
+/// (<see cref="LongBoundsClusterFixture"/>): a transaction held at a gate and then waiting for a lock is ended by the
 /// wait-die rule under test, never by a bound, however slowly a loaded machine reaches the next staged step. (A CI run
 /// once saw the older transaction's 2 s lock bound expire before the younger one, released 0.3 s after it, asked for
 /// the older one's actor: the older aborted and the younger committed.)
 /// </summary>
-public sealed class ActConflictTests(LongLockWaitClusterFixture fixture) : IClassFixture<LongLockWaitClusterFixture>
+public sealed class ActConflictTests(LongBoundsClusterFixture fixture) : IClassFixture<LongBoundsClusterFixture>
 {
     private IProbe Probe(long id) => fixture.Client.GetGrain<IProbe>(id);
 

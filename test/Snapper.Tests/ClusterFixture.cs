@@ -99,6 +99,18 @@ public class ClusterFixture : IAsyncLifetime
 
     public async Task DisposeAsync() => await Cluster.DisposeAsync();
 
+    /// <summary>
+    /// Bounds for staged tests, in place of the short defaults above: no bound that could end a transaction held across
+    /// staged steps fires before the step that releases it (a CI run once stretched one such step past 2 s).
+    /// </summary>
+    public static void UseLongBounds(SnapperOptions options)
+    {
+        options.LockWaitTimeout = TimeSpan.FromSeconds(50);
+        options.ExecutionTimeout = TimeSpan.FromSeconds(60);
+        options.ParticipantTimeout = TimeSpan.FromSeconds(90);
+        options.OutcomeRetention = TimeSpan.FromMinutes(5);
+    }
+
     /// <summary>Changes the Snapper settings of this fixture's silo.</summary>
     protected virtual void Configure(SnapperOptions options)
     {
@@ -108,31 +120,24 @@ public class ClusterFixture : IAsyncLifetime
     internal virtual SnapperTestHooks? Hooks => null;
 }
 
-/// <summary>A silo whose execution bound (60 s) outlasts any lock wait a test stages, so lock bounds decide alone.</summary>
+/// <summary>A silo whose lock bound is short (2 s) and whose other bounds are long, so lock bounds decide alone.</summary>
 public sealed class LockBoundsClusterFixture : ClusterFixture
 {
     protected override void Configure(SnapperOptions options)
     {
-        options.ExecutionTimeout = TimeSpan.FromSeconds(60);
-        options.ParticipantTimeout = TimeSpan.FromSeconds(90);
-        options.OutcomeRetention = TimeSpan.FromMinutes(5);
+        UseLongBounds(options);
+        options.LockWaitTimeout = TimeSpan.FromSeconds(2);
     }
 }
 
 /// <summary>
-/// A silo whose lock bound (50 s) outlasts any delay a loaded machine adds between two staged steps, so a test that
-/// makes a transaction wait for a lock sees the wait end by the step it stages next (a grant, a wait-die abort), never
-/// by the bound. The execution bound (60 s) outlasts the lock bound.
+/// A silo whose bounds that could end a held transaction (lock 50 s, execution 60 s, participant 90 s) outlast any delay
+/// a loaded machine adds between two staged steps: a test that holds a transaction at a gate, or makes it wait for a
+/// lock or a batch, sees the wait end by the step it stages next (a release, a grant, a wait-die abort), never by a bound.
 /// </summary>
-public sealed class LongLockWaitClusterFixture : ClusterFixture
+public sealed class LongBoundsClusterFixture : ClusterFixture
 {
-    protected override void Configure(SnapperOptions options)
-    {
-        options.LockWaitTimeout = TimeSpan.FromSeconds(50);
-        options.ExecutionTimeout = TimeSpan.FromSeconds(60);
-        options.ParticipantTimeout = TimeSpan.FromSeconds(90);
-        options.OutcomeRetention = TimeSpan.FromMinutes(5);
-    }
+    protected override void Configure(SnapperOptions options) => UseLongBounds(options);
 }
 
 /// <summary>A silo whose ACT reads take no locks: a deliberately broken schedule for the checker to catch.</summary>

@@ -16,7 +16,12 @@ public sealed class HybridWaitMetricsTests : IAsyncLifetime
     private static readonly TimeSpan Bound = TimeSpan.FromSeconds(10);
     private InProcessTestCluster _cluster = null!;
 
-    public async Task InitializeAsync() => _cluster = await ClusterFixture.StartAsync(o => o.HybridWaitTimeout = TimeSpan.FromMinutes(1));
+    // Long bounds too: the batch and the ACTs are held across several staged steps and must end by the steps, not a bound.
+    public async Task InitializeAsync() => _cluster = await ClusterFixture.StartAsync(o =>
+    {
+        ClusterFixture.UseLongBounds(o);
+        o.HybridWaitTimeout = TimeSpan.FromMinutes(1);
+    });
 
     public Task DisposeAsync() => _cluster.DisposeAsync().AsTask();
 

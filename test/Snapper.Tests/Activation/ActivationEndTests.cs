@@ -47,8 +47,14 @@ public sealed class ActivationEndTests : IAsyncLifetime
 
     public async Task InitializeAsync()
     {
-        _memory = await ClusterFixture.StartAsync(_ => { });
-        _logged = await ClusterFixture.StartAsync(o => o.DataFolder = _folder.Path);
+        // Long bounds: work held at a gate while an activation ends and a new one starts must end by the test's
+        // release, however long a loaded machine takes to deactivate and reactivate.
+        _memory = await ClusterFixture.StartAsync(ClusterFixture.UseLongBounds);
+        _logged = await ClusterFixture.StartAsync(o =>
+        {
+            ClusterFixture.UseLongBounds(o);
+            o.DataFolder = _folder.Path;
+        });
     }
 
     public async Task DisposeAsync()

@@ -14,7 +14,7 @@ public static class Gates
 
     public static void Reach(string gate, long tid) => ReachedSource(gate).TrySetResult(tid);
 
-    public static Task<long> WhenReached(string gate) => ReachedSource(gate).Task.WaitAsync(TimeSpan.FromSeconds(10));
+    public static Task<long> WhenReached(string gate) => ReachedSource(gate).Task.WaitAsync(TimeSpan.FromSeconds(30));
 
     public static Task WhenReleased(string gate) => ReleasedSource(gate).Task;
 

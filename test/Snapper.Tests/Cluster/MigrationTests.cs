@@ -88,8 +88,8 @@ public sealed class MigrationTests(SnapperDFixture fixture, ITestOutputHelper ou
         Assert.True(ActiveOn(0, a));
 
         // It serves from worker 0, well within the 30 s a client keeps retrying a moving actor.
-        await Account(a).StartTxn(Account(a).Reset, 50m).WaitAsync(TimeSpan.FromSeconds(10));
-        Assert.Equal(50m, (await SnapshotOf(a).WaitAsync(TimeSpan.FromSeconds(10))).Balance);
+        await Account(a).StartTxn(Account(a).Reset, 50m).WaitAsync(TimeSpan.FromSeconds(30));
+        Assert.Equal(50m, (await SnapshotOf(a).WaitAsync(TimeSpan.FromSeconds(30))).Balance);
     }
 
     [Fact]

@@ -91,6 +91,15 @@ public sealed class SnapperDCollection : ICollectionFixture<SnapperDFixture>
     public const string Name = "snapperd";
 }
 
+/// <summary>
+/// The same cluster with every bound that could end a held transaction long (lock 50 s, execution 60 s, participant
+/// 90 s), for staged tests that hold a batch or an ACT across several steps: only the step that releases it ends it.
+/// </summary>
+public sealed class LongBoundsSnapperDFixture : SnapperDFixture
+{
+    protected override void Configure(SnapperOptions options) => ClusterFixture.UseLongBounds(options);
+}
+
 /// <summary>The same cluster with the stricter hybrid rule, <see cref="HybridScheduling.CommittedBatchesOnly"/>.</summary>
 public sealed class CommittedBatchesOnlySnapperDFixture : SnapperDFixture
 {

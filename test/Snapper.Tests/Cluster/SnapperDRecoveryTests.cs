@@ -314,10 +314,11 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
 
         await local.StartTxn(local.Transfer, new Transfer(4, d, 5m), ActorAccessInfo.Of(local, Account(d)));
         // Waiting for ExecutionTimeout, worker 1 would release them 60 s or more after its vote; the master's restart, the
-        // rest of what this bound covers, takes seconds.
+        // rest of what this bound covers, takes seconds, and tens of seconds on a loaded machine: the bound is just below
+        // the defect's 60 s.
         var took = sinceVotes.Elapsed;
         _output.WriteLine($"from P1's votes to the local PACTs' outcomes on worker 1: {took}");
-        Assert.True(took < TimeSpan.FromSeconds(50), $"the local PACTs ended only {took} after P1's votes: worker 1 held P1 until ExecutionTimeout");
+        Assert.True(took < TimeSpan.FromSeconds(57), $"the local PACTs ended only {took} after P1's votes: worker 1 held P1 until ExecutionTimeout");
         var moved = firstCommitted ? 10m : 5m;
         Assert.Equal(new[] { 100m, 100m, 100m, 100m, 100m - moved, 100m + moved },
             new[] { await BalanceOf(a1), await BalanceOf(b1), await BalanceOf(a2), await BalanceOf(b2), await BalanceOf(c), await BalanceOf(d) });
@@ -406,7 +407,8 @@ public sealed class SnapperDRecoveryTests : IAsyncLifetime
         await Probe(there).StartTxn(Probe(there).Touch, AccessMode.ReadWrite, ActorAccessInfo.Of(Probe(there)));
         var took = sinceHeld.Elapsed;
         _output.WriteLine($"from the ACT's hold to the PACT's commit, across worker 1's restart: {took}");
-        Assert.True(took < TimeSpan.FromSeconds(75), $"the PACT committed only {took} after the ACT held: the participant waited out ParticipantTimeout");
+        // Just below the defect's 90 s: a kill, a restart and a watchdog round (15 s) take up to tens of seconds when loaded.
+        Assert.True(took < TimeSpan.FromSeconds(85), $"the PACT committed only {took} after the ACT held: the participant waited out ParticipantTimeout");
         Assert.Equal(1, await Probe(there).StartTxn(Probe(there).Read, 0, ActorAccessInfo.Of(Probe(there))));
     }
 

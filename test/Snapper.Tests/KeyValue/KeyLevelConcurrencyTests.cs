@@ -5,10 +5,11 @@ namespace Snapper.Tests.KeyValue;
 
 /// <summary>
 /// Key-level concurrency control (thesis §5.3.3.3-4): batches on disjoint keys of one actor run side by side, a key is
-/// used by one PACT at a time in batch order, a PACT uses only the keys it declared; ACTs lock single keys.
+/// used by one PACT at a time in batch order, a PACT uses only the keys it declared; ACTs lock single keys. The silo's
+/// bounds are long (<see cref="LongBoundsClusterFixture"/>): batches held at gates, and bursts that must all commit, end
+/// by the test's steps, however slowly a loaded machine takes them.
 /// </summary>
-[Collection(ClusterCollection.Name)]
-public sealed class KeyLevelConcurrencyTests(ClusterFixture fixture)
+public sealed class KeyLevelConcurrencyTests(LongBoundsClusterFixture fixture) : IClassFixture<LongBoundsClusterFixture>
 {
     private IKeyedShelf Shelf(long id) => fixture.Client.GetGrain<IKeyedShelf>(id);
 
