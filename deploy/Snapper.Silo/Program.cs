@@ -21,6 +21,12 @@ using Snapper.Workloads;
 //   --silo-port P --gateway-port G --advertise IP --cluster-id ID --service-id ID --data DIR|off --log FILE --stats FILE
 //   --web-port P|off --dashboard on|off --metrics prometheus,otlp|off --otlp-endpoint URL
 // and any Snapper setting as --Snapper:Name value (e.g. --Snapper:Coordinators 8).
+// `log DIR [--actor ID] [--state]` starts no silo: it prints what a data folder holds (LogCommand).
+if (args is [LogCommand.Name, .. var logArgs])
+{
+    return LogCommand.Run(logArgs, Console.Out, Console.Error);
+}
+
 var builder = WebApplication.CreateBuilder(new WebApplicationOptions { Args = null });
 builder.Configuration.AddCommandLine(args, SiloSettings.SwitchMappings);
 

@@ -109,10 +109,12 @@ internal static class CheckpointFile
             File.Delete(leftover);
         }
 
-        return All(folder) is [.., var newest] ? Read(newest) : null;
+        return All(folder) is [.., var newest] ? ReadFile(newest) : null;
     }
 
-    private static Checkpoint Read(string path)
+    /// <summary>The checkpoint in <paramref name="path"/>, read without changing the folder.</summary>
+    /// <exception cref="LogCorruptedException">The checkpoint is damaged.</exception>
+    public static Checkpoint ReadFile(string path)
     {
         var bytes = File.ReadAllBytes(path);
         var offset = 0;
