@@ -12,7 +12,8 @@
 #                             [--commits N] [--migrations N] [--no-kill] [--trx FILE]
 #
 #   --data DIR        test folder: DIR/cluster (the silos' data and logs), DIR/client (the client's files),
-#                     DIR/at-crash/NAME (each killed silo's folder as the crash left it, copied before its restart)
+#                     DIR/at-crash/NAME (each killed silo's folder as the crash left it, copied before its restart),
+#                     after a violation DIR/log-dumps/*.txt (the log records of those folders and of each silo's now)
 #                     (default data/cluster-kill-test; the silos start with --fresh, the client's folder is emptied)
 #   --redis-port P    Redis port for the membership table, started here if nothing answers (default 6392)
 #   --silo-port P     the master's silo port, workers P+1, P+2 (default 11211)
@@ -117,7 +118,7 @@ trap 'exit 130' INT TERM
 
 # A cluster of an earlier run in this folder (a script killed before its trap ran) is stopped first.
 [ -f "$cluster/run/cluster.env" ] && timeout 120 deploy/cluster-stop.sh --data "$cluster" --timeout 10 >/dev/null 2>&1
-rm -rf "$run" "$data/at-crash"
+rm -rf "$run" "$data/at-crash" "$data/log-dumps"
 mkdir -p "$run"
 
 note "building test/Snapper.ClusterKillCheck (Release)"
@@ -213,6 +214,19 @@ if wait_commits "before the first kill (the client opens its accounts first)" 30
   fi
 fi
 
+# After a violation: what every silo's data folder holds, and held at each crash, as the silo's `log` command prints it
+# (read-only; the silos keep running), so that a violation can be traced to the records on disk.
+dump_logs() {
+  local folder name
+  mkdir -p "$data/log-dumps"
+  for folder in "$data"/at-crash/* "$cluster"/master "$cluster"/worker-*; do
+    [ -d "$folder" ] || continue
+    name="$(basename "$(dirname "$folder")")-$(basename "$folder")"
+    timeout 300 dotnet "$repo/deploy/Snapper.Silo/bin/Release/net10.0/Snapper.Silo.dll" log "$folder" >"$data/log-dumps/$name.txt" 2>&1
+  done
+  note "log records of every silo, now and at each crash: $data/log-dumps/"
+}
+
 set_phase stopping
 touch "$run/stop"
 note "load stopping; the client drains, reads every account and checks"
@@ -231,7 +245,8 @@ cat "$run/client.out"
 echo "----"
 case "$client_status" in
   0) ;;
-  1) fail "the check found violations: $(grep -m1 '^FAIL' "$run/client.out") (listed above and in $run/violations.txt)" ;;
+  1) fail "the check found violations: $(grep -m1 '^FAIL' "$run/client.out") (listed above and in $run/violations.txt)"
+     dump_logs ;;
   2) fail "the check could not be made, or only on the accounts that answered: $(grep -m1 -E '^INCOMPLETE|no check made|could not (open|connect)' "$run/client.out")" ;;
   "") ;;
   *) fail "the client exited with status $client_status" ;;
