@@ -8,8 +8,8 @@ namespace Snapper.Logging;
 /// <remarks>
 /// Unlike recovery, reading never cuts a torn tail off the newest segment and never deletes leftovers of a checkpoint
 /// that crashed; a bad frame anywhere is reported in <see cref="Damage"/> and ends the reading of that file only. A
-/// silo may be running on the folder meanwhile: its newest segment then reads up to what was written so far, and a
-/// frame being written shows as damage at its end.
+/// silo may be running on the folder meanwhile: its newest segment then reads up to what was written so far, a frame
+/// being written shows as damage at its end, and a segment or checkpoint it deletes while this reads is left out.
 /// </remarks>
 /// <param name="Checkpoints">Each checkpoint file, oldest first (a running silo keeps the newest one only).</param>
 /// <param name="Records">Every record of the segments, logger by logger, segment by segment, in written order.</param>
@@ -39,6 +39,10 @@ public sealed record LogFolderDump(IReadOnlyList<LogDumpCheckpoint> Checkpoints,
             {
                 damage.Add(new LogDumpDamage(Path.GetFileName(file), corrupted.Offset, corrupted.Message));
             }
+            catch (FileNotFoundException)
+            {
+                // A running silo deleted it after writing a newer one, which is listed too.
+            }
         }
 
         var records = new List<LogDumpRecord>();
@@ -60,6 +64,11 @@ public sealed record LogFolderDump(IReadOnlyList<LogDumpCheckpoint> Checkpoints,
                 catch (LogCorruptedException corrupted)
                 {
                     damage.Add(new LogDumpDamage(name, corrupted.Offset, corrupted.Message));
+                }
+                catch (FileNotFoundException)
+                {
+                    // A running silo's checkpoint covered it and deleted it after it was listed: its records are in
+                    // that checkpoint, which this reading may or may not have listed.
                 }
             }
         }
