@@ -87,10 +87,10 @@ public static class TransactionalActorExtensions
                 var response = await actor.StartTxn(request);
                 return response.Result is null ? default! : (TResult)response.Result;
             }
-            // Orleans rejects (never runs) a call it forwarded too often while the actor's activation moved between silos
-            // ("Forwarding failed: ..."); a rejection by a silo that is down is not retried here.
+            // Orleans also fails (never runs) a call it could not deliver while the actor's activation moved (UndeliveredCalls);
+            // a rejection by a silo that is down is not retried here.
             catch (Exception exception) when ((exception is ActorMigratingException or TransactionAbortedException { Reason: AbortReason.ActorMigrating }
-                    || (exception is OrleansMessageRejectionException rejected and not SiloUnavailableException && rejected.Message.StartsWith("Forwarding failed", StringComparison.Ordinal)))
+                    || UndeliveredCalls.WhileMoving(exception))
                 && Environment.TickCount64 - started < (long)MigrationRetryBound.TotalMilliseconds)
             {
                 await Task.Delay(pause);

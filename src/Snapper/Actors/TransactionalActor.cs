@@ -768,10 +768,10 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
         TransactionAbortedException aborted when aborted.Tid == tid => aborted,
         TransactionNotActiveException or TransactionalMethodNotFoundException or TransactionInputException or KeyNotAcquiredException or DependencyException =>
             new TransactionAbortedException(tid, AbortReason.InvalidCall, exception.Message, exception),
-        // Orleans rejects a call it could not deliver (it never ran): while an actor's activation moves between silos,
-        // callers with an old address are forwarded a bounded number of times and then rejected.
+        // The actor refused the call because it is moving, or Orleans could not deliver the call to its moving activation
+        // (callers with an old address are forwarded a bounded number of times, then rejected): either way it never ran.
         ActorMigratingException => MigratingAbort(tid, exception),
-        OrleansMessageRejectionException rejected when MovedActivation(rejected) => MigratingAbort(tid, exception),
+        _ when UndeliveredCalls.WhileMoving(exception) => MigratingAbort(tid, exception),
 
         _ when _runtime.CanTravel(exception) =>
             new TransactionAbortedException(tid, AbortReason.UserException, $"{exception.GetType().Name}: {exception.Message}", exception),
@@ -780,13 +780,6 @@ public abstract partial class TransactionalActor<TState> : Grain, ITransactional
 
     private static TransactionAbortedException MigratingAbort(long tid, Exception exception) =>
         new(tid, AbortReason.ActorMigrating, $"the call did not reach the actor's activation ({exception.Message}).", exception);
-
-    /// <summary>
-    /// Whether Orleans rejected a call because the activation it was addressed to had moved to another silo and the
-    /// call was forwarded too often (what a live migration causes); not for rejections by a silo that is down.
-    /// </summary>
-    internal static bool MovedActivation(OrleansMessageRejectionException rejected) =>
-        rejected is not SiloUnavailableException && rejected.Message.StartsWith("Forwarding failed", StringComparison.Ordinal);
 
     // Not async itself: each mode's own async method is the only state machine a call allocates on the way out.
     private Task<TResult> CallCore<TResult>(TxnContext context, GrainId actor, string method, object? input, bool isInternal = false)
