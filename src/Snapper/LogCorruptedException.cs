@@ -12,4 +12,7 @@ public sealed class LogCorruptedException(string path, long offset, string probl
 
     /// <summary>Where in the file the damaged frame starts.</summary>
     public long Offset { get; } = offset;
+
+    /// <summary>What is wrong there, without the file and offset.</summary>
+    public string Problem { get; } = problem;
 }

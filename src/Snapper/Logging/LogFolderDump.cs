@@ -37,7 +37,7 @@ public sealed record LogFolderDump(IReadOnlyList<LogDumpCheckpoint> Checkpoints,
             }
             catch (LogCorruptedException corrupted)
             {
-                damage.Add(new LogDumpDamage(Path.GetFileName(file), corrupted.Offset, corrupted.Message));
+                damage.Add(new LogDumpDamage(Path.GetFileName(file), corrupted.Offset, corrupted.Problem));
             }
             catch (FileNotFoundException)
             {
@@ -63,7 +63,7 @@ public sealed record LogFolderDump(IReadOnlyList<LogDumpCheckpoint> Checkpoints,
                 }
                 catch (LogCorruptedException corrupted)
                 {
-                    damage.Add(new LogDumpDamage(name, corrupted.Offset, corrupted.Message));
+                    damage.Add(new LogDumpDamage(name, corrupted.Offset, corrupted.Problem));
                 }
                 catch (FileNotFoundException)
                 {
