@@ -133,6 +133,12 @@ internal sealed class SnapperTestHooks
     /// </summary>
     public Action<GrainId>? LocalCallStarted { get; set; }
 
+    /// <summary>
+    /// Called with the calling actor when a PACT's call to another actor got its answer, where the answer arrived (not
+    /// on the caller's turn), before the call counts as ended on the caller.
+    /// </summary>
+    public Action<GrainId>? PactCallAnswered { get; set; }
+
     /// <summary>Called with the actor when an activation that takes local calls begins to end (it still takes them until none runs).</summary>
     public Action<GrainId>? LocalCallsEnding { get; set; }
 }

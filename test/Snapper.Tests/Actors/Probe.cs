@@ -121,6 +121,12 @@ public interface IProbe : ITransactionalActor, IGrainWithIntegerKey
 
     Task CallWithoutAwaitToHold(TxnContext ctx, UnawaitedHold input);
 
+    /// <summary>
+    /// Starts a call without awaiting it, blocks its turn until gate <c>answered-{this actor}</c> is reached (a test
+    /// hook reaches it when the call's answer arrived), then returns: the callee finished before this method returned.
+    /// </summary>
+    Task CallWithoutAwaitUntilAnswered(TxnContext ctx, long target);
+
     Task IncrementThenFail(TxnContext ctx, long other);
 
     Task CatchFailedCall(TxnContext ctx, long other);
@@ -128,6 +134,9 @@ public interface IProbe : ITransactionalActor, IGrainWithIntegerKey
     Task IncrementThenThrowUnserializable(TxnContext ctx, long other);
 
     Task TouchEach(TxnContext ctx, long[] others);
+
+    /// <summary>Increments itself and each of <paramref name="others"/>, the calls in parallel (<c>Task.WhenAll</c>).</summary>
+    Task IncrementAll(TxnContext ctx, long[] others);
 
     /// <summary>Returns null instead of a task (a non-async method with a bug).</summary>
     Task ReturnNoTask(TxnContext ctx, int unused);
@@ -262,6 +271,12 @@ public sealed class Probe : ControllableActor<ProbeState>, IProbe
         }
     }
 
+    public async Task IncrementAll(TxnContext ctx, long[] others)
+    {
+        (await GetState(ctx, AccessMode.ReadWrite)).Value += 1;
+        await Task.WhenAll(others.Select(other => CallActor(ctx, GrainFactory.GetGrain<IProbe>(other).Increment, 1)));
+    }
+
     public async Task Increment(TxnContext ctx, int by) => (await GetState(ctx, AccessMode.ReadWrite)).Value += by;
 
     public async Task Keep(TxnContext ctx, int unused)
@@ -280,6 +295,15 @@ public sealed class Probe : ControllableActor<ProbeState>, IProbe
     {
         (await GetState(ctx, AccessMode.ReadWrite)).Value += 1;
         _ = CallActor(ctx, GrainFactory.GetGrain<IProbe>(target).Increment, 1);
+    }
+
+    public async Task CallWithoutAwaitUntilAnswered(TxnContext ctx, long target)
+    {
+        (await GetState(ctx, AccessMode.ReadWrite)).Value += 1;
+        _ = CallActor(ctx, GrainFactory.GetGrain<IProbe>(target).Increment, 1);
+
+        // Blocking the turn is the point: nothing of this activation runs until the answer is in.
+        Gates.WhenReached($"answered-{this.GetGrainId()}").Wait();
     }
 
     public async Task CallWithoutAwaitToHold(TxnContext ctx, UnawaitedHold input)
