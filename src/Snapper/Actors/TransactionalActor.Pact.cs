@@ -287,7 +287,7 @@ public abstract partial class TransactionalActor<TState>
     /// Everything after the call's response runs where the response arrived (the callee's turn, for a local call), not on
     /// a turn of this actor: it touches only what is safe from any thread (the schedule's call count under its lock, the
     /// service's doom marks, the response). The caller's own await still resumes on its turn. A <c>Task.WhenAll</c> of
-    /// four calls then costs this actor one queued turn instead of five. Only while the calling method has not yet
+    /// four calls then costs this actor one queued turn instead of four. Only while the calling method has not yet
     /// awaited anything (see <see cref="_pactMethodStarting"/>) does the end wait for this actor's next turn.
     /// </remarks>
     private async Task<TResult> CallPactAsync<TResult>(TxnContext context, GrainId actor, CallRequest request)
