@@ -282,9 +282,13 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
 
     /// <summary>
     /// The hybrid check (<see cref="HybridCheck"/>) and commit rule, once every participant voted: pass the check, then
-    /// wait until every batch the ACT read from (its own and the participants' uncommitted ones) committed. Waiting is
-    /// safe after the check: every batch waiting for this ACT comes after every batch it waits for, and nobody waits
-    /// for its locks meanwhile (<see cref="WaitDieLock.HolderWaitsForBatches"/>), so no cycle of waits closes through it.
+    /// wait until every batch the ACT read from (its own and the participants' uncommitted ones) is ordered before it:
+    /// on this silo, its commit record queued ahead of the one this ACT is about to append (a batch whose record is
+    /// queued no longer aborts, and a crash cannot keep this ACT's record without it); on another worker, committed
+    /// there (<see cref="Pact.PactService.WhenCommitsOrderedAsync"/>). So with a log the ACT holds its locks for the
+    /// batches' execution, not for their fsync. Waiting is safe after the check: every batch waiting for this ACT
+    /// comes after every batch it waits for, and nobody waits for its locks meanwhile
+    /// (<see cref="WaitDieLock.HolderWaitsForBatches"/>), so no cycle of waits closes through it.
     /// </summary>
     private async Task<TransactionAbortedException?> CheckHybridAsync(ActorTransaction<TState> txn, PrepareResult[] votes)
     {
@@ -313,7 +317,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
             pending = pending.Append((pacts.WorkerIndex, ownPending));
         }
 
-        var waits = pending.GroupBy(p => p.Worker, p => p.Bid).Select(g => pacts.WhenCommittedAsync(g.Key, [.. g.Distinct()])).ToArray();
+        var waits = pending.GroupBy(p => p.Worker, p => p.Bid).Select(g => pacts.WhenCommitsOrderedAsync(g.Key, [.. g.Distinct()])).ToArray();
         if (waits.Length == 0)
         {
             return null;
@@ -326,7 +330,7 @@ internal sealed class ActCoordinator<TState>(ActorCore<TState> core) where TStat
         {
             var committed = await Task.WhenAll(waits).WaitAsync(Runtime.Options.ExecutionTimeout);
             return committed.All(c => c) ? null
-                : new TransactionAbortedException(txn.Tid, AbortReason.CascadingAbort, "a PACT batch whose writes it read aborted.");
+                : new TransactionAbortedException(txn.Tid, AbortReason.CascadingAbort, "a PACT batch whose writes it read aborted (or its commit was not confirmed).");
         }
         catch (TimeoutException)
         {

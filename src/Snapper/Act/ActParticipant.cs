@@ -67,7 +67,7 @@ internal sealed class ActParticipant<TState>(ActorCore<TState> core) where TStat
         var install = outcome == TxnOutcome.Committed && txn.Wrote && txn.Working is not null;
         if (install)
         {
-            core.State.InstallAct(txn.Working!);
+            core.State.InstallAct(txn.Working!, txn.ReadFromBid);
         }
 
         core.ActTrace?.Invoke(core.Self, txn.Tid, $"ends {outcome} in phase {txn.Phase}, wrote {txn.Wrote}, installed {install}{(txn.Doomed is { } doomed ? $", doomed: {doomed.Reason} {doomed.Message}" : "")}");

@@ -67,4 +67,27 @@ internal sealed class PactBatch(long bid, long lastTid, GrainId[] participants, 
     /// <see cref="TransactionInDoubtException"/> when its commit record may or may not be on disk.
     /// </summary>
     public TaskCompletionSource<SnapperException?> Outcome { get; } = outcome ?? new(TaskCreationOptions.RunContinuationsAsynchronously);
+
+    /// <summary>
+    /// Made by the first ACT of this silo that waits for the batch to be ordered before its own commit
+    /// (<see cref="PactService.WhenCommitsQueuedHereAsync"/>); null while nobody waits, which is almost always.
+    /// </summary>
+    private TaskCompletionSource<bool>? _commitQueued;
+
+    /// <summary>
+    /// Completes with true once the batch's commit record is queued on the ordered logger (without a log, once it
+    /// committed), with false if it aborts or ends in doubt first. Under the coordinator's lock.
+    /// </summary>
+    public Task<bool> WhenCommitQueued() =>
+        (Committing ? Task.FromResult(true) : (_commitQueued ??= new(TaskCreationOptions.RunContinuationsAsynchronously)).Task);
+
+    /// <summary>The batch's commit record is queued, or it committed: ACTs waiting to be ordered after it go on. Under the coordinator's lock.</summary>
+    public void CommitQueued() => _commitQueued?.TrySetResult(true);
+
+    /// <summary>Resolves the batch: its clients hear <paramref name="outcome"/> (null: committed). Under the coordinator's lock.</summary>
+    public void Resolve(SnapperException? outcome)
+    {
+        Outcome.TrySetResult(outcome);
+        _commitQueued?.TrySetResult(outcome is null);
+    }
 }

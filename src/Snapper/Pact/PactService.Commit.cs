@@ -147,7 +147,16 @@ internal sealed partial class PactService
 
         if (ready is not null)
         {
+            // The records are queued when this returns (refused at once if the log failed earlier: then Committing is
+            // false again and the batches aborted).
             _ = LogThenCommitAsync(ready);
+            foreach (var batch in ready)
+            {
+                if (batch.Committing)
+                {
+                    batch.CommitQueued();
+                }
+            }
         }
 
         VoteReadyGlobalParts();
@@ -245,7 +254,7 @@ internal sealed partial class PactService
             {
                 _executing.TryRemove(batch.Bid, out _);
                 ForgetDooms(batch);
-                batch.Outcome.TrySetResult(new TransactionInDoubtException(batch.Bid,
+                batch.Resolve(new TransactionInDoubtException(batch.Bid,
                     $"the commit record of its batch {batch.Bid} was not confirmed durable: {failure.Message}"));
             }
         }
@@ -278,7 +287,7 @@ internal sealed partial class PactService
             }
 
             ForgetDooms(batch);
-            batch.Outcome.TrySetResult(null);
+            batch.Resolve(null);
             _metrics.BatchCommitted(System.Diagnostics.Stopwatch.GetElapsedTime(batch.EmittedAt));
         }
     }

@@ -83,19 +83,56 @@ internal sealed partial class PactService
     }
 
     /// <summary>
-    /// Completes with true once every batch in <paramref name="bids"/> (bids of worker <paramref name="worker"/>) has
-    /// committed, with false as soon as one turns out aborted: the hybrid commit rule's wait (thesis §3.3.4.4), one message
-    /// per other worker that has such batches (§4.2.4's WaitBatchCommit). Unbounded; the caller bounds it.
+    /// Completes with true once an ACT whose first actor is on this silo may commit after every batch in
+    /// <paramref name="bids"/> (bids of worker <paramref name="worker"/>), with false as soon as one turns out aborted: the
+    /// hybrid commit rule's wait (thesis §3.3.4.4), one message per other worker that has such batches (§4.2.4's
+    /// WaitBatchCommit). Unbounded; the caller bounds it.
     /// </summary>
-    public Task<bool> WhenCommittedAsync(int worker, long[] bids) =>
-        worker == _workerIndex ? WhenCommittedHereAsync(bids) : _grains.GetGrain<IWorkerPactGrain>(worker).WhenCommitted(bids);
+    /// <remarks>
+    /// For this silo's own batches the ACT waits only until their commit records are queued on the ordered logger
+    /// (<see cref="WhenCommitsQueuedHereAsync"/>), not until they are durable and applied: the ACT's own commit record
+    /// is appended after them on that logger, so no crash keeps the ACT and loses a batch it read from, and a batch
+    /// whose record is queued no longer aborts (it commits, or ends in doubt with every record after it). Another
+    /// worker's batches commit through that worker's log, which this silo's order does not cover: for them the ACT
+    /// waits until they committed there.
+    /// </remarks>
+    public Task<bool> WhenCommitsOrderedAsync(int worker, long[] bids) =>
+        worker == _workerIndex ? WhenCommitsQueuedHereAsync(bids) : _grains.GetGrain<IWorkerPactGrain>(worker).WhenCommitted(bids);
 
-    /// <summary>The same for batches of this silo.</summary>
+    /// <summary>
+    /// Completes with true once every batch of this silo in <paramref name="bids"/> has committed, with false as soon as
+    /// one turns out aborted (for an ACT whose first actor is on another worker, <see cref="IWorkerPactGrain.WhenCommitted"/>).
+    /// </summary>
     public async Task<bool> WhenCommittedHereAsync(long[] bids)
     {
         foreach (var bid in bids)
         {
             if (!await WhenResolvedAsync(bid))
+            {
+                return false;
+            }
+        }
+
+        return true;
+    }
+
+    /// <summary>
+    /// Completes with true once every batch of this silo in <paramref name="bids"/> has its commit record queued on the
+    /// ordered logger or has committed (without a log the two are the same: a batch commits as soon as it is complete),
+    /// with false as soon as one aborted or ended in doubt. What an ACT appends to the ordered logger afterwards follows
+    /// those records.
+    /// </summary>
+    public async Task<bool> WhenCommitsQueuedHereAsync(long[] bids)
+    {
+        foreach (var bid in bids)
+        {
+            Task<bool> queued;
+            lock (_gate)
+            {
+                queued = _uncommitted.TryGetValue(bid, out var batch) ? batch.WhenCommitQueued() : Task.FromResult(IsCommittedLocked(bid));
+            }
+
+            if (!await queued)
             {
                 return false;
             }

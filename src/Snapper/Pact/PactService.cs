@@ -518,7 +518,7 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
         foreach (var batch in batches)
         {
             ForgetDooms(batch);
-            batch.Outcome.TrySetResult(batch.Bid == failed.Bid ? reason : new TransactionAbortedException(
+            batch.Resolve(batch.Bid == failed.Bid ? reason : new TransactionAbortedException(
                 reason.Tid, reason.Reason == AbortReason.LogWriteFailed ? AbortReason.LogWriteFailed : AbortReason.CascadingAbort,
                 $"batch {failed.Bid} failed ({reason.Reason}).", reason));
         }

@@ -22,8 +22,9 @@ namespace Snapper.Scheduling;
 /// lock when its batch completes (<see cref="CompletedVersion"/>), not later on the way to the logger.</item>
 /// <item><c>Latest</c> is the state after the last batch that completed here (or the committed state).</item>
 /// <item>An ACT copies <c>Latest</c>: it runs only after the batches before it completed here and before any batch
-/// after it starts, so no batch is changing <c>Latest</c> meanwhile. It commits only after those batches committed,
-/// so when it installs its copy, <c>Committed</c> equals <c>Latest</c> and no version is left.</item>
+/// after it starts, so no batch is changing <c>Latest</c> meanwhile. It commits only after those batches' commit
+/// records are queued ahead of its own, so when it installs its copy the versions left are theirs (at most up to the
+/// batch it read from), which its install folds into <c>Committed</c> (<see cref="InstallAct"/>).</item>
 /// <item>Key level (<paramref name="keyLevel"/>, a state of keys, <see cref="IKeyedVersion"/>): PACTs of keyed batches
 /// run side by side, each on its own version (<see cref="ForKeyedPact"/>), holding its keys alone (the schedule's key
 /// queues). A PACT takes each key from <c>Latest</c> when it acquires it, and when it finishes its changes are applied to
@@ -167,15 +168,49 @@ internal sealed class StateVersions<TState>(object gate, TState initial, Func<TS
         }
     }
 
-    /// <summary>Installs what a committed ACT wrote.</summary>
-    public void InstallAct(TState written)
+    /// <summary>
+    /// Installs what a committed ACT wrote. <paramref name="readFrom"/>: the batch it read from here if that had not
+    /// committed when it did (-1 if none).
+    /// </summary>
+    /// <remarks>
+    /// An ACT may commit once the batches it read from have their commit records queued, before they are applied here
+    /// (PactService.WhenCommitsOrderedAsync): their versions, up to <paramref name="readFrom"/>, are then still kept. They
+    /// come before the ACT in the commit order and are in what it wrote, so they are folded into the committed state
+    /// first and dropped: their commit, when it is applied, finds no version and leaves the ACT's state standing.
+    /// </remarks>
+    public void InstallAct(TState written, long readFrom)
     {
         lock (gate)
         {
+            var committed = readFrom >= 0 && _versions.Count > 0 ? FoldVersionsUpTo(readFrom) : _committed;
+
             // At key level, ACTs holding other keys may have installed meanwhile: only this one's changes are applied.
-            _committed = _latest = keyLevel ? Applied(_committed, written) : written;
+            _committed = _latest = keyLevel ? Applied(committed, written) : written;
             _latestShared = true;
         }
+    }
+
+    /// <summary>The committed state with the versions of batches up to <paramref name="bid"/> applied in bid order, which leave the versions.</summary>
+    private TState FoldVersionsUpTo(long bid)
+    {
+        var committed = _committed;
+        while (_versions.Count > 0)
+        {
+            var oldest = long.MaxValue;
+            foreach (var versionBid in _versions.Keys)
+            {
+                oldest = Math.Min(oldest, versionBid);
+            }
+
+            if (oldest > bid || !_versions.Remove(oldest, out var version))
+            {
+                break;
+            }
+
+            committed = keyLevel ? Applied(committed, version) : version;
+        }
+
+        return committed;
     }
 
     /// <summary>

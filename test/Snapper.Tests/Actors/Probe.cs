@@ -145,11 +145,20 @@ public interface IProbe : ITransactionalActor, IGrainWithIntegerKey
     Task IncrementThenCallNoTask(TxnContext ctx, long other);
 }
 
+/// <summary>A plain Orleans interface of the probe, outside every transaction.</summary>
+public interface IProbeInspection : IGrainWithIntegerKey
+{
+    /// <summary>The probe's committed value as its activation holds it now (what a deactivation would persist).</summary>
+    Task<int> CommittedValue();
+}
+
 /// <summary>A user exception with no Orleans serializer: it cannot travel to the client as an object.</summary>
 public sealed class LocalOnlyException(string message) : Exception(message);
 
-public sealed class Probe : ControllableActor<ProbeState>, IProbe
+public sealed class Probe : ControllableActor<ProbeState>, IProbe, IProbeInspection
 {
+    public Task<int> CommittedValue() => Task.FromResult(CommittedState.Value);
+
     private TxnContext? _kept;
 
     public async Task<long> Hold(TxnContext ctx, Hold input)

@@ -117,9 +117,37 @@ public sealed class StateVersionsTests
         copy.Value = 9;
         Assert.Equal(0, versions.Committed.Value);
 
-        versions.InstallAct(copy);
+        versions.InstallAct(copy, readFrom: -1);
 
         Assert.Equal(9, versions.Committed.Value);
         Assert.Equal(42, versions.NextSeq());
+    }
+
+    [Fact]
+    public void An_act_that_read_a_batch_not_yet_applied_stays_installed_when_the_batch_commits_after_it()
+    {
+        // Batches 1 and 2 completed here; the ACT read batch 2's state and committed once their commit records were
+        // queued, before either was applied.
+        var versions = Create(0);
+        versions.ForPact(AccessMode.ReadWrite).Value = 1;
+        versions.BatchCompleted(1);
+        versions.ForPact(AccessMode.ReadWrite).Value = 2;
+        versions.BatchCompleted(2);
+        var copy = versions.ForAct();
+        Assert.Equal(2, copy.Value);
+        copy.Value = 12;
+
+        versions.InstallAct(copy, readFrom: 2);
+        Assert.Equal(12, versions.Committed.Value);
+
+        // Their commits, applied now, find nothing to install over the ACT's state; the next batch runs on it.
+        versions.BatchCommitted(1);
+        versions.BatchCommitted(2);
+        Assert.Equal(12, versions.Committed.Value);
+        Assert.Equal(12, versions.ForPact(AccessMode.Read).Value);
+        versions.ForPact(AccessMode.ReadWrite).Value = 13;
+        versions.BatchCompleted(3);
+        versions.BatchCommitted(3);
+        Assert.Equal(13, versions.Committed.Value);
     }
 }
