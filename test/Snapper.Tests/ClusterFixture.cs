@@ -152,6 +152,19 @@ public sealed class UnsafeHybridClusterFixture : ClusterFixture
     internal override SnapperTestHooks Hooks { get; } = new() { SkipHybridGate = true };
 }
 
+/// <summary>
+/// A silo that logs, fsync and all, to a folder of its own: batch commit records then become durable some time after
+/// they are queued, and an ACT that read a batch's writes commits in between (ActCoordinator's hybrid commit rule).
+/// </summary>
+public sealed class LoggedClusterFixture : ClusterFixture, IDisposable
+{
+    private readonly Durability.TemporaryFolder _data = new();
+
+    protected override void Configure(SnapperOptions options) => options.DataFolder = _data.Path;
+
+    public void Dispose() => _data.Dispose();
+}
+
 /// <summary>A silo with the stricter hybrid rule: ACTs enter an actor only when no batch is uncommitted there.</summary>
 public sealed class CommittedBatchesOnlyClusterFixture : ClusterFixture
 {
