@@ -66,7 +66,7 @@ internal sealed class SnapperMetrics
         _actWaitForBatches = meter.CreateHistogram<double>("snapper.hybrid.act.wait_for_batches", unit: "ms",
             description: "Time an ACT waited to enter an actor until the batch it was placed after had completed there.");
         _actWaitForCommits = meter.CreateHistogram<double>("snapper.hybrid.act.wait_for_commits", unit: "ms",
-            description: "Time an ACT, voted and checked, waited with its locks held for the batches it read from to commit (the commit rule).");
+            description: "Time an ACT, voted and checked, waited with its locks held for the batches it read from to commit (the commit rule; with a log, for this silo's batches, until their commit records are queued ahead of its own).");
         _actsWaitingForBatches = meter.CreateUpDownCounter<long>("snapper.hybrid.act.waiting_for_batches", unit: "{transaction}",
             description: "ACTs waiting now to enter an actor behind a batch.");
         _actsWaitingForCommits = meter.CreateUpDownCounter<long>("snapper.hybrid.act.waiting_for_commits", unit: "{transaction}",
