@@ -76,7 +76,9 @@ internal sealed class PactBatch(long bid, long lastTid, GrainId[] participants, 
 
     /// <summary>
     /// Completes with true once the batch's commit record is queued on the ordered logger (without a log, once it
-    /// committed), with false if it aborts or ends in doubt first. Under the coordinator's lock.
+    /// committed), with false if it aborts or ends in doubt first. Under the coordinator's lock, under which
+    /// <see cref="Committing"/> is set and the record queued in one step (PactService.CommitInOrder): a batch seen
+    /// committing here has its record queued already.
     /// </summary>
     public Task<bool> WhenCommitQueued() =>
         (Committing ? Task.FromResult(true) : (_commitQueued ??= new(TaskCreationOptions.RunContinuationsAsynchronously)).Task);
