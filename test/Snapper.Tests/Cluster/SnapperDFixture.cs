@@ -26,6 +26,7 @@ public class SnapperDFixture : IAsyncLifetime
                 o.Workers = Workers;
                 o.Role = index == 0 ? SiloRole.Master : SiloRole.Worker;
                 o.WorkerIndex = Math.Max(0, index - 1);
+                ConfigureSilo(index, o);
             });
 
         // Every silo must know the master and every worker (silo metadata travels with membership) before a test places actors.
@@ -52,6 +53,11 @@ public class SnapperDFixture : IAsyncLifetime
 
     /// <summary>Settings of every silo; the defaults here (the serializability check for hybrid scheduling).</summary>
     protected virtual void Configure(SnapperOptions options)
+    {
+    }
+
+    /// <summary>Settings of silo <paramref name="index"/> (0 the master, then the workers), after <see cref="Configure"/>; none by default.</summary>
+    protected virtual void ConfigureSilo(int index, SnapperOptions options)
     {
     }
 

@@ -224,6 +224,34 @@ public sealed class SnapperDHybridHistoryTests(SnapperDFixture fixture, ITestOut
         RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction) with { Keyed = true, Mirrored = true });
 }
 
+/// <summary>
+/// Random hybrid histories across workers on silos that log (each to a folder of its own, fsync and all): an ACT meets
+/// batches of its own worker, whose commit records it may follow once they are queued, and batches of the other
+/// worker, which must have committed there.
+/// </summary>
+public sealed class LoggedSnapperDHistoryTests(LoggedSnapperDFixture fixture, ITestOutputHelper output) : IClassFixture<LoggedSnapperDFixture>
+{
+    [Theory]
+    [InlineData(87, 0.9)]
+    public Task Random_hybrid_histories_on_logging_workers_are_serializable(int seed, double pactFraction) =>
+        RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction));
+
+    [Theory]
+    [InlineData(88, 0.5)]
+    public Task Random_key_value_histories_on_logging_workers_are_serializable(int seed, double pactFraction) =>
+        RandomRuns.RunAndCheck(fixture.Client, output, seed, RandomRuns.Hybrid(pactFraction) with { Keyed = true });
+}
+
+/// <summary>The SnapperD cluster with a write-ahead log on every silo, in folders deleted with the fixture.</summary>
+public sealed class LoggedSnapperDFixture : SnapperDFixture, IDisposable
+{
+    private readonly Durability.TemporaryFolder _data = new();
+
+    protected override void ConfigureSilo(int index, Hosting.SnapperOptions options) => options.DataFolder = Path.Combine(_data.Path, $"silo-{index}");
+
+    public void Dispose() => _data.Dispose();
+}
+
 /// <summary>Hybrid histories across workers under the stricter rule, <see cref="Hosting.HybridScheduling.CommittedBatchesOnly"/>.</summary>
 public sealed class CommittedBatchesOnlySnapperDHistoryTests(CommittedBatchesOnlySnapperDFixture fixture, ITestOutputHelper output)
     : IClassFixture<CommittedBatchesOnlySnapperDFixture>
