@@ -11,12 +11,16 @@ internal sealed class ActorDirectory
 {
     private readonly ConcurrentDictionary<GrainId, object> _cores = new();
 
-    // Activations that take calls inside transactions directly (SnapperOptions.LocalCalls): each from its first Orleans
-    // call into a transaction until its end refuses local calls, at most one per actor.
-    private readonly ConcurrentDictionary<GrainId, ILocalCallee> _localCallees = new();
+    // Activations that take calls inside transactions directly (SnapperOptions.LocalCalls), each from its first Orleans
+    // call into a transaction until its end refuses local calls, at most one per actor: kept on the actor's schedule
+    // (ActorSchedule.LocalCallee), found through the PACT service's map of schedules, which never forgets an actor.
+    private readonly Pact.PactService _schedules;
 
-    public ActorDirectory(Diagnostics.SnapperMetrics metrics) =>
+    public ActorDirectory(Diagnostics.SnapperMetrics metrics, Pact.PactService schedules)
+    {
+        _schedules = schedules;
         metrics.ObserveEntries("actors", "Transactional actors with a core in this silo.", () => _cores.Count);
+    }
 
     public int Count => _cores.Count;
 
@@ -39,12 +43,11 @@ internal sealed class ActorDirectory
     public void Remove(GrainId actor) => _cores.TryRemove(actor, out _);
 
     /// <summary>Marks <paramref name="activation"/> as the one that takes local calls to <paramref name="actor"/> (see <see cref="ILocalCallee"/>).</summary>
-    public void ServeLocalCalls(GrainId actor, ILocalCallee activation) => _localCallees[actor] = activation;
+    public void ServeLocalCalls(GrainId actor, ILocalCallee activation) => _schedules.ScheduleOf(actor).ServeLocalCalls(activation);
 
     /// <summary>Stops sending local calls to <paramref name="activation"/>; a later activation of the actor that took over stays.</summary>
-    public void StopLocalCalls(GrainId actor, ILocalCallee activation) =>
-        _localCallees.TryRemove(new KeyValuePair<GrainId, ILocalCallee>(actor, activation));
+    public void StopLocalCalls(GrainId actor, ILocalCallee activation) => _schedules.ExistingScheduleOf(actor)?.StopLocalCalls(activation);
 
     /// <summary>The activation of <paramref name="actor"/> in this silo that takes local calls, if there is one.</summary>
-    public ILocalCallee? LocalCallee(GrainId actor) => _localCallees.TryGetValue(actor, out var callee) ? callee : null;
+    public ILocalCallee? LocalCallee(GrainId actor) => _schedules.ExistingScheduleOf(actor)?.LocalCallee;
 }

@@ -156,8 +156,12 @@ internal sealed partial class PactService : IPactOrdering, IBatchStatus, IBatchC
     /// <summary>Every batch with a bid at or below this is committed or aborted.</summary>
     public long ResolvedBid => Volatile.Read(ref _resolvedBid);
 
+    /// <summary>The actor's schedule in this silo, made at its first use; kept for as long as the silo runs.</summary>
     public ActorSchedule ScheduleOf(GrainId actor) =>
         _schedules.GetOrAdd(actor, static (id, service) => new ActorSchedule(id, service, service, service._hybrid, service._testHooks, service._metrics), this);
+
+    /// <summary>The actor's schedule if anything here used one yet, without making one.</summary>
+    public ActorSchedule? ExistingScheduleOf(GrainId actor) => _schedules.TryGetValue(actor, out var schedule) ? schedule : null;
 
     /// <summary>
     /// Submits a PACT to the coordinator its first actor hashes to; completes when the PACT has a tid and its batch was

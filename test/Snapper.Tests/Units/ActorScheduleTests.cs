@@ -250,4 +250,33 @@ public sealed class ActorScheduleTests
         Assert.Equal(0, schedule.UncommittedBatchCount);
         Assert.Throws<TransactionAbortedException>(() => { _ = schedule.EnterAsync(10); });
     }
+
+    private sealed class Activation : Snapper.Actors.ILocalCallee
+    {
+        public Task<Snapper.Actors.CallResponse>? TryCallLocal(Snapper.Actors.CallRequest request) => null;
+
+        public Task<Snapper.Act.PrepareResult>? TryPrepareLocal(Snapper.Act.ActPhaseRequest request) => null;
+
+        public Task? TryCommitLocal(Snapper.Act.ActPhaseRequest request) => null;
+    }
+
+    [Fact]
+    public void An_earlier_activation_that_stops_taking_local_calls_leaves_the_one_that_took_over()
+    {
+        var schedule = Create();
+        var earlier = new Activation();
+        var later = new Activation();
+        Assert.Null(schedule.LocalCallee);
+
+        schedule.ServeLocalCalls(earlier);
+        Assert.Same(earlier, schedule.LocalCallee);
+
+        // A new activation registers before the old one's end has run its last stage.
+        schedule.ServeLocalCalls(later);
+        schedule.StopLocalCalls(earlier);
+        Assert.Same(later, schedule.LocalCallee);
+
+        schedule.StopLocalCalls(later);
+        Assert.Null(schedule.LocalCallee);
+    }
 }
